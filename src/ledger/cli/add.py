@@ -1,0 +1,54 @@
+"""`ledger add KIND [FILE|-]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..schema.envelope import Source
+from ..store.add import Stamping, add
+from ..store.inputs import read_items
+from ..store.stamps import AllocationOverrides
+from .output import FORMAT_OPTION, open_ledger, print_json
+
+
+def stamping_options(func):
+    """--source, --source-sha, --allocation, --topology: shared by every command that writes."""
+    func = click.option("--topology", default=None, help="Topology such as '4x GB200' (overrides detection).")(func)
+    func = click.option("--allocation", default=None, help="Allocation id (overrides SLURM/torchrun/CI detection).")(func)
+    func = click.option("--source-sha", default=None, help="Explicit commit SHA of the measured source (historical evidence; may be abbreviated).")(func)
+    func = click.option("--source", "source_path", type=click.Path(exists=True, file_okay=False), default=None, help="Checkout of the measured source (default: the config's `source`).")(func)
+    return func
+
+
+def build_stamping(source_path: str | None, source_sha: str | None, allocation: str | None, topology: str | None) -> Stamping:
+    source = Source(sha=source_sha) if source_sha else None
+    return Stamping(
+        source_path=Path(source_path) if source_path else None,
+        source=source,
+        overrides=AllocationOverrides(id=allocation, topology=topology),
+    )
+
+
+@click.command("add")
+@click.argument("kind")
+@click.argument("file", default="-")
+@stamping_options
+@FORMAT_OPTION
+@click.pass_context
+def command(ctx: click.Context, kind: str, file: str, source_path, source_sha, allocation, topology, fmt: str) -> int:
+    """Add records of KIND from FILE (YAML, JSON, JSON Lines) or standard input.
+
+    Bad input exits 2 and writes nothing; every problem is printed with its place.
+    """
+    ledger = open_ledger(ctx)
+    stamping = build_stamping(source_path, source_sha, allocation, topology)
+    items = read_items(file)
+    records = add(ledger, kind, items, stamping)
+    if fmt == "json":
+        print_json([{"id": r.id, "kind": r.kind, "path": str(ledger.path_for(r.kind, r.id).relative_to(ledger.root))} for r in records])
+    else:
+        for r in records:
+            click.echo(r.id)
+    return 0

@@ -1,0 +1,30 @@
+"""`ledger init [DIR]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..init import init
+from .output import FORMAT_OPTION, print_json
+
+
+@click.command("init")
+@click.argument("directory", type=click.Path(file_okay=False), default=".")
+@FORMAT_OPTION
+def command(directory: str, fmt: str) -> int:
+    """Write ledger.yaml, the records folder and mkdocs.yml in DIRECTORY. Running it twice changes nothing."""
+    result = init(Path(directory))
+    if fmt == "json":
+        print_json({"root": str(result.root), "created": [str(p) for p in result.created], "updated": [str(p) for p in result.updated]})
+        return 0
+    for path in result.created:
+        click.echo(f"created {path.relative_to(result.root)}")
+    for path in result.updated:
+        click.echo(f"updated {path.relative_to(result.root)}")
+    if not result.changed:
+        click.echo(f"{result.root} is already a ledger; nothing changed")
+    else:
+        click.echo("next: `ledger add KIND FILE`, then commit the records folder")
+    return 0

@@ -1,0 +1,46 @@
+"""`ledger list [--kind K]`."""
+
+from __future__ import annotations
+
+import click
+
+from ..schema.registry import KINDS
+from .output import FORMAT_OPTION, console, open_ledger, print_json
+
+
+@click.command("list")
+@click.option("--kind", type=click.Choice(sorted(KINDS)), default=None, help="Only records of this kind.")
+@click.option("--limit", type=int, default=None, help="Only the newest N records.")
+@FORMAT_OPTION
+@click.pass_context
+def command(ctx: click.Context, kind: str | None, limit: int | None, fmt: str) -> int:
+    """List records, oldest first, by when the evidence was taken."""
+    ledger = open_ledger(ctx)
+    records = ledger.records(kind)
+    if limit is not None:
+        records = records[-limit:]
+    rows = [
+        {
+            "id": r.id,
+            "kind": r.kind,
+            "when": r.when.isoformat().replace("+00:00", "Z"),
+            "allocation": r.allocation.id if r.allocation else None,
+            "topology": r.allocation.topology if r.allocation else None,
+            "commit": r.source.sha[:12] if r.source else None,
+            "summary": r.summary(),
+        }
+        for r in records
+    ]
+    if fmt == "json":
+        print_json(rows)
+        return 0
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=f"{len(rows)} record(s) in {ledger.records_dir.relative_to(ledger.root)}")
+    for col in ("id", "kind", "when", "allocation", "topology", "commit", "summary"):
+        table.add_column(col, overflow="fold", no_wrap=col in ("id", "when"))
+    for row in rows:
+        table.add_row(*(Text(str(row[c] or "")) for c in ("id", "kind", "when", "allocation", "topology", "commit", "summary")))
+    console().print(table)
+    return 0

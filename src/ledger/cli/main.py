@@ -1,0 +1,79 @@
+"""The `ledger` command. Subcommands are registered as data and imported only when run,
+so `ledger add` never pays for the site, the checker or torch."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from ..errors import LedgerError
+from ..version import __version__
+
+#: command name -> "module:attribute" of its click command.
+SUBCOMMANDS: dict[str, str] = {
+    "init": "ledger.cli.init:command",
+    "add": "ledger.cli.add:command",
+    "show": "ledger.cli.show:command",
+    "list": "ledger.cli.list:command",
+    "schema": "ledger.cli.schema:command",
+    "demo": "ledger.cli.demo:command",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = SUBCOMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ledger")
+@click.option(
+    "-C", "--ledger", "ledger_dir", type=click.Path(file_okay=False), default=None,
+    envvar="LEDGER_DIR", help="Folder of the ledger (default: nearest ledger.yaml at or above the current folder).",
+)
+@click.pass_context
+def cli(ctx: click.Context, ledger_dir: str | None) -> None:
+    """An evidence ledger for performance engineering.
+
+    Exit codes: 0 fine, 1 the check found violations, 2 bad input or usage.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["ledger_dir"] = ledger_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        rv = cli.main(args=argv, prog_name="ledger", standalone_mode=False)
+    except LedgerError as exc:
+        from .output import print_error
+
+        print_error(exc)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return 2 if isinstance(exc, click.UsageError) else exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    return int(rv or 0)
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,398 @@
+"""The record kinds. Each is a pydantic model: the envelope plus the kind's body.
+
+Field names follow our users' words (contract, allocation, sandwich, decision, owed).
+Derived summary numbers (n, min, median, max, IQR) are computed from raw samples when
+samples are given, and refused when they contradict them.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from .envelope import Envelope, Finite, Model, NonNegative, RecordId, Slug
+
+Outcome = Literal["ok", "oom", "failed"]
+Health = Literal["healthy", "degraded", "unknown"]
+
+
+class Contract(Envelope):
+    """What must match for two numbers to be comparable. Comparisons across contracts are refused."""
+
+    KIND: ClassVar[str] = "contract"
+    UNIQUE_KEYS: ClassVar[tuple[str, ...]] = ("name",)
+    SUMMARY_FIELD: ClassVar[str] = "name"
+    kind: Literal["contract"] = "contract"
+
+    name: Slug = Field(..., description="Unique name of the contract, e.g. `ltx2-t2v-fp32master-81x480x832`.")
+    model: str = Field(..., min_length=1)
+    param_precision: str = Field(..., description="Precision of registered/master parameters, e.g. fp32.")
+    optimizer_state_precision: str = Field(..., description="Precision of optimizer state, e.g. fp32 Adam moments.")
+    compute_precision: str = Field(..., description="Working compute precision, e.g. bf16.")
+    reduction_precision: str | None = None
+    shape: dict[str, int | float | str] = Field(default_factory=dict, description="Input shape: frames, height, width, tokens, batch...")
+    attention: str | None = Field(None, description="Attention implementation, e.g. `FA4 dense`.")
+    compile: str | None = Field(None, description="Compile mode, e.g. `regional`.")
+    checkpointing: str | None = Field(None, description="Activation checkpointing, e.g. `none`.")
+    warmup_steps: int = Field(..., ge=0)
+    measured_steps: int = Field(..., ge=1)
+    statistic: Literal["median", "mean", "min"] = "median"
+    rank_reduction: Literal["slowest-rank", "mean-rank", "rank0", "single"] = "slowest-rank"
+    extra: dict[str, str] = Field(default_factory=dict)
+    description: str | None = None
+
+
+class GpuState(Model):
+    index: int = Field(..., ge=0)
+    name: str
+    uuid: str | None = None
+    sm_clock_mhz: NonNegative | None = None
+    sm_clock_max_mhz: NonNegative | None = None
+    mem_clock_mhz: NonNegative | None = None
+    mem_clock_max_mhz: NonNegative | None = None
+    power_draw_w: NonNegative | None = None
+    power_limit_w: NonNegative | None = None
+    power_default_limit_w: NonNegative | None = None
+    temperature_c: Finite | None = None
+    clock_event_reasons: list[str] = Field(default_factory=list)
+    ecc_errors_corrected: int | None = Field(None, ge=0)
+    ecc_errors_uncorrected: int | None = Field(None, ge=0)
+    memory_total_bytes: int | None = Field(None, ge=0)
+    utilization_percent: NonNegative | None = None
+
+
+class HealthVerdict(Model):
+    verdict: Health = "unknown"
+    reasons: list[str] = Field(default_factory=list)
+
+
+class Environment(Envelope):
+    """The machine at measurement time: GPUs, clocks, power, throttling, versions, flags, load."""
+
+    KIND: ClassVar[str] = "environment"
+    SUMMARY_FIELD: ClassVar[str] = "hostname"
+    kind: Literal["environment"] = "environment"
+
+    hostname: str | None = None
+    gpus: list[GpuState] = Field(default_factory=list)
+    no_gpu_reason: str | None = Field(None, description="Why no GPU was recorded (no driver, no device...).")
+    driver: str | None = None
+    cuda: str | None = None
+    cudnn: str | None = None
+    nccl: str | None = None
+    torch: str | None = None
+    triton: str | None = None
+    flash_attn: str | None = None
+    python: str | None = None
+    env_flags: dict[str, str] = Field(default_factory=dict, description="Allowlisted performance-relevant environment variables.")
+    load_avg: list[NonNegative] = Field(default_factory=list, max_length=3)
+    cpu_count: int | None = Field(None, ge=1)
+    cpu_model: str | None = None
+    health: HealthVerdict = Field(default_factory=HealthVerdict)
+
+
+class Ceiling(Envelope):
+    """Measured matmul and copy rates of a device: the positive control beside measurements."""
+
+    KIND: ClassVar[str] = "ceiling"
+    REFERENCE_FIELDS: ClassVar[tuple[str, ...]] = ("environment",)
+    SUMMARY_FIELD: ClassVar[str] = "device"
+    kind: Literal["ceiling"] = "ceiling"
+
+    device: str
+    environment: RecordId | None = None
+    matmul_tflops: NonNegative | None = None
+    matmul_dtype: str | None = None
+    matmul_shape: list[int] = Field(default_factory=list)
+    copy_tbps: NonNegative | None = None
+    copy_bytes: int | None = Field(None, ge=0)
+    samples: dict[str, list[NonNegative]] = Field(default_factory=dict)
+
+
+class PeakConvention(Model):
+    name: str = Field(..., description="e.g. `house-2450` or `vendor-dense-bf16`.")
+    tflops_per_gpu: NonNegative = Field(..., description="Denominator of MFU, TFLOP/s per GPU.")
+    vendor_tflops_per_gpu: NonNegative | None = None
+    note: str | None = None
+
+
+class FlopAudit(Envelope):
+    """The MFU numerator, audited: analytic count == FlopCounterMode count + itemised terms."""
+
+    KIND: ClassVar[str] = "flop-audit"
+    REFERENCE_FIELDS: ClassVar[tuple[str, ...]] = ("contract",)
+    SUMMARY_FIELD: ClassVar[str] = "flop_per_sample"
+    kind: Literal["flop-audit"] = "flop-audit"
+
+    contract: RecordId | None = None
+    flop_per_sample: int = Field(..., gt=0, description="The MFU numerator: model FLOP per sample.")
+    derivation: str = Field(..., min_length=1, description="How the count was derived.")
+    counted_flop_per_sample: int | None = Field(None, ge=0, description="FlopCounterMode total for one sample.")
+    itemised: dict[str, int] = Field(default_factory=dict, description="Terms explaining analytic minus counted (e.g. flash-attn ops).")
+    peak: PeakConvention
+    peaks: list[PeakConvention] = Field(default_factory=list, description="Other conventions reported beside `peak`.")
+
+    @model_validator(mode="after")
+    def _reconciles(self) -> "FlopAudit":
+        if self.counted_flop_per_sample is not None:
+            explained = self.counted_flop_per_sample + sum(self.itemised.values())
+            if explained != self.flop_per_sample:
+                raise ValueError(
+                    f"counted_flop_per_sample + itemised = {explained:,} but flop_per_sample = "
+                    f"{self.flop_per_sample:,}: the audit does not reconcile; itemise the difference "
+                    f"({self.flop_per_sample - explained:+,})"
+                )
+        return self
+
+    @property
+    def exact(self) -> bool:
+        return self.counted_flop_per_sample is not None and not self.itemised
+
+
+class Measurement(Envelope):
+    """One measured configuration: raw per-step samples after warmup and what follows from them."""
+
+    KIND: ClassVar[str] = "measurement"
+    REFERENCE_FIELDS: ClassVar[tuple[str, ...]] = ("contract", "environment", "flop_audit", "ceiling")
+    SUMMARY_FIELD: ClassVar[str] = "metric"
+    kind: Literal["measurement"] = "measurement"
+
+    contract: RecordId | None = Field(None, description="The contract this was measured under.")
+    environment: RecordId | None = None
+    flop_audit: RecordId | None = None
+    ceiling: RecordId | None = None
+    metric: str = Field("step_time", description="What was measured.")
+    unit: str = "s"
+    lower_is_better: bool = True
+    samples: list[NonNegative] = Field(default_factory=list, description="Raw per-step values after warmup (slowest rank per step).")
+    warmup_steps: int | None = Field(None, ge=0)
+    statistic: Literal["median", "mean", "min"] = "median"
+    n: int | None = Field(None, ge=0)
+    min: NonNegative | None = None
+    median: NonNegative | None = None
+    max: NonNegative | None = None
+    iqr: NonNegative | None = None
+    world_size: int | None = Field(None, ge=1)
+    local_batch: int | None = Field(None, ge=1)
+    grad_accum: int | None = Field(None, ge=1)
+    global_batch: int | None = Field(None, ge=1)
+    throughput: NonNegative | None = None
+    throughput_unit: str | None = "samples/s"
+    mfu_percent: NonNegative | None = None
+    peak_convention: str | None = None
+    mfu_vs_ceiling_percent: NonNegative | None = None
+    peak_allocated_bytes: int | None = Field(None, ge=0)
+    peak_reserved_bytes: int | None = Field(None, ge=0)
+    outcome: Outcome = "ok"
+    health: Health = "unknown"
+    health_reasons: list[str] = Field(default_factory=list)
+    comparable: bool = Field(True, description="False for runs kept as diagnostics that must not be compared to the contract.")
+    non_comparable_reason: str | None = None
+    command: str | None = None
+    notes: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_summary(cls, data: Any) -> Any:
+        # Summaries are derived from samples so they can never drift from them.
+        if isinstance(data, dict) and data.get("samples"):
+            samples = data["samples"]
+            if all(isinstance(s, (int, float)) and not isinstance(s, bool) and s >= 0 for s in samples):
+                derived = summarize(samples)
+                for key, value in derived.items():
+                    given = data.get(key)
+                    if given is None:
+                        data = {**data, key: value}
+                    elif not _close(given, value):
+                        raise ValueError(f"{key} = {given} contradicts the samples, which give {value}; omit it and ledger derives it")
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Measurement":
+        if self.outcome == "ok" and self.median is None and not self.samples:
+            raise ValueError("an ok measurement needs samples or a median; an OOM or failed run sets outcome")
+        if self.outcome != "ok" and self.samples:
+            raise ValueError(f"outcome {self.outcome!r} means no valid step, but samples were given")
+        if not self.comparable and not self.non_comparable_reason:
+            raise ValueError("comparable is false: say why in non_comparable_reason")
+        return self
+
+    @property
+    def baseline_eligible(self) -> bool:
+        """A degraded, failed or non-comparable run never becomes a baseline."""
+        return self.outcome == "ok" and self.health != "degraded" and self.comparable
+
+    def summary(self) -> str:
+        if self.title:
+            return self.title
+        if self.outcome != "ok":
+            return f"{self.metric}: {self.outcome}"
+        return f"{self.metric} {self.statistic} {self.median:g} {self.unit}" if self.median is not None else self.metric
+
+
+def summarize(samples: list[float]) -> dict[str, float | int]:
+    """n, min, median, max and IQR of raw samples (the IQR uses the inclusive quartile method)."""
+    ordered = sorted(float(s) for s in samples)
+    n = len(ordered)
+    if n >= 2:
+        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+        iqr = q3 - q1
+    else:
+        iqr = 0.0
+    return {"n": n, "min": ordered[0], "median": statistics.median(ordered), "max": ordered[-1], "iqr": iqr}
+
+
+def _close(a: Any, b: float) -> bool:
+    try:
+        return abs(float(a) - float(b)) <= 1e-9 * max(1.0, abs(float(b)))
+    except (TypeError, ValueError):
+        return False
+
+
+SandwichVerdict = Literal["faster", "slower", "neutral"]
+
+
+class Sandwich(Envelope):
+    """A, candidate, B (a second run of A) on one allocation, and the verdict."""
+
+    KIND: ClassVar[str] = "sandwich"
+    REFERENCE_FIELDS: ClassVar[tuple[str, ...]] = ("contract", "control_a", "candidate", "control_b")
+    SUMMARY_FIELD: ClassVar[str] = "verdict"
+    kind: Literal["sandwich"] = "sandwich"
+
+    contract: RecordId | None = None
+    control_a: RecordId | None = Field(None, description="Measurement id of arm A.")
+    candidate: RecordId | None = Field(None, description="Measurement id of the candidate arm.")
+    control_b: RecordId | None = Field(None, description="Measurement id of arm B (A again).")
+    candidate_label: str | None = Field(None, description="What the candidate changes, e.g. a commit or env flags.")
+    metric: str = "step_time"
+    unit: str = "s"
+    lower_is_better: bool = True
+    rounds: int = Field(1, ge=1)
+    a_value: NonNegative
+    candidate_value: NonNegative
+    b_value: NonNegative
+    midpoint: NonNegative
+    delta: Finite = Field(..., description="candidate - midpoint, in `unit`.")
+    delta_percent: Finite
+    drift_percent: NonNegative = Field(..., description="|A - B| / midpoint, percent.")
+    floor_percent: NonNegative = Field(..., description="The smallest |delta| that counts, percent.")
+    verdict: SandwichVerdict
+    extra_deltas: dict[str, Finite] = Field(default_factory=dict, description="e.g. `mfu_points`.")
+
+
+DecisionVerdict = Literal["accepted", "rejected", "timing-neutral", "research", "planned", "blocked"]
+
+
+class Decision(Envelope):
+    """A decision about a family of changes, pointing at its evidence."""
+
+    KIND: ClassVar[str] = "decision"
+    REFERENCE_FIELDS: ClassVar[tuple[str, ...]] = ("evidence",)
+    SUMMARY_FIELD: ClassVar[str] = "family"
+    kind: Literal["decision"] = "decision"
+
+    family: str = Field(..., min_length=1)
+    verdict: DecisionVerdict
+    qualifier: str | None = Field(None, description="e.g. `largest practical wins`, `topology sensitive`.")
+    mechanism: str | None = None
+    where_to_continue: str | None = None
+    evidence: list[RecordId] = Field(default_factory=list)
+
+
+class Hypothesis(Envelope):
+    """A claim under test. A refuted hypothesis stays in the ledger so nobody reaches it again."""
+
+    KIND: ClassVar[str] = "hypothesis"
+    REFERENCE_FIELDS: ClassVar[tuple[str, ...]] = ("evidence",)
+    SUMMARY_FIELD: ClassVar[str] = "statement"
+    kind: Literal["hypothesis"] = "hypothesis"
+
+    statement: str = Field(..., min_length=1)
+    status: Literal["open", "supported", "refuted", "unverified"] = "open"
+    evidence: list[RecordId] = Field(default_factory=list)
+    settled_by: str | None = Field(None, description="The probe or trace that would settle it.")
+    owner: str | None = None
+
+
+class Gate(Envelope):
+    """A test run: exit code, counts, skips, and the machine's load while it ran."""
+
+    KIND: ClassVar[str] = "gate"
+    SUMMARY_FIELD: ClassVar[str] = "command"
+    kind: Literal["gate"] = "gate"
+
+    command: str | None = None
+    exit_code: int | None = None
+    executed: int = Field(0, ge=0, description="Tests that ran (passed + failed + errors).")
+    passed: int = Field(0, ge=0)
+    failed: int = Field(0, ge=0)
+    errors: int = Field(0, ge=0)
+    skipped: int = Field(0, ge=0)
+    skipped_names: list[str] = Field(default_factory=list)
+    duration_s: NonNegative | None = None
+    load_avg: list[NonNegative] = Field(default_factory=list)
+    format: str | None = Field(None, description="junit, ctest, ...")
+    outcome: Literal["pass", "fail", "no-tests"]
+
+    @model_validator(mode="after")
+    def _honest(self) -> "Gate":
+        if self.executed != self.passed + self.failed + self.errors:
+            raise ValueError(f"executed = {self.executed} but passed + failed + errors = {self.passed + self.failed + self.errors}")
+        if self.outcome == "pass" and self.executed == 0:
+            raise ValueError("a gate that executed no test is outcome no-tests, never pass")
+        if self.outcome == "pass" and (self.failed or self.errors or (self.exit_code not in (None, 0))):
+            raise ValueError("outcome pass with failures or a non-zero exit code")
+        return self
+
+
+class Mutation(Envelope):
+    """A deliberate defect and whether the gate caught it: built, exit code, detected by."""
+
+    KIND: ClassVar[str] = "mutation"
+    REFERENCE_FIELDS: ClassVar[tuple[str, ...]] = ("gate",)
+    SUMMARY_FIELD: ClassVar[str] = "mutation"
+    kind: Literal["mutation"] = "mutation"
+
+    mutation: str = Field(..., min_length=1, description="What was mutated.")
+    gate: RecordId | None = None
+    built: bool
+    exit_code: int | None = None
+    detected_by: str | None = Field(None, description="The test that caught it; empty when nothing did.")
+
+    @model_validator(mode="after")
+    def _meaningful(self) -> "Mutation":
+        if not self.built and self.detected_by:
+            raise ValueError("a mutation that does not build establishes nothing: detected_by must be empty")
+        return self
+
+    @property
+    def detected(self) -> bool:
+        return self.built and self.exit_code not in (None, 0)
+
+
+class Issue(Envelope):
+    """An issue row; numbers are unique across the ledger."""
+
+    KIND: ClassVar[str] = "issue"
+    UNIQUE_KEYS: ClassVar[tuple[str, ...]] = ("number",)
+    kind: Literal["issue"] = "issue"
+
+    number: int = Field(..., ge=0)
+    title: str = Field(..., min_length=1, max_length=500)  # type: ignore[assignment]
+    owner: str | None = None
+    status: Literal["open", "closed"] = "open"
+    spec: str | None = Field(None, description="Spec page this issue belongs to.")
+
+
+class Note(Envelope):
+    """Anything else worth keeping."""
+
+    KIND: ClassVar[str] = "note"
+    SUMMARY_FIELD: ClassVar[str] = "body"
+    kind: Literal["note"] = "note"
+
+    body: str = Field(..., min_length=1)

@@ -1,0 +1,186 @@
+"""Turn input items into sealed records and append them: validate everything, then write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import InputError, Problem
+from ..schema.envelope import ENVELOPE_FIELDS, GENERATED_FIELDS, Allocation, Envelope, Source
+from ..schema.registry import KINDS
+from .canonical import seal
+from .ids import new_id
+from .inputs import Item
+from .ledger import Ledger
+from .stamps import AllocationOverrides, detect_allocation, source_stamp, tool_stamp
+
+
+@dataclass
+class Stamping:
+    """How to stamp new records. Anything left None is detected."""
+
+    source_path: Path | None = None
+    source: Source | None = None
+    allocation: Allocation | None = None
+    overrides: AllocationOverrides = field(default_factory=AllocationOverrides)
+    no_source: bool = False
+
+
+def _fix_for(err: dict[str, Any], kind: str) -> str:
+    kinds = {
+        "missing": "add this field",
+        "extra_forbidden": f"remove it or fix its spelling; `ledger schema show {kind}` lists the fields",
+        "literal_error": "use one of the allowed values",
+        "string_pattern_mismatch": "fix the value's format",
+        "greater_than_equal": "give a value in range",
+        "greater_than": "give a value in range",
+    }
+    return kinds.get(err["type"], f"see `ledger schema show {kind}`")
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def validation_problems(exc: ValidationError, item: Item, kind: str) -> list[Problem]:
+    problems = []
+    for err in exc.errors():
+        loc = _loc(err["loc"]) or "record"
+        where = f"{item.where}, field {loc}" if item.where else f"field {loc}"
+        msg = err["msg"].removeprefix("Value error, ")
+        problems.append(Problem(item.file, where, msg, _fix_for(err, kind)))
+    return problems
+
+
+def prepare(
+    ledger: Ledger,
+    kind: str,
+    items: list[Item],
+    stamping: Stamping | None = None,
+    *,
+    now: datetime | None = None,
+) -> list[Envelope]:
+    """Validate items as records of `kind` and seal them. Raises InputError listing every problem."""
+    stamping = stamping or Stamping()
+    if kind not in KINDS:
+        raise InputError(
+            f"unknown kind {kind!r}",
+            [Problem("<command line>", "KIND", f"unknown kind {kind!r}", "use one of: " + ", ".join(KINDS))],
+        )
+    model = KINDS[kind]
+    problems: list[Problem] = []
+    # Stamps are computed once per batch: every record of one `add` shares them.
+    detected_source: Source | None = None
+    detected_alloc: Allocation | None = None
+    created = now or datetime.now(timezone.utc)
+    out: list[Envelope] = []
+    for item in items:
+        data = item.data
+        if not isinstance(data, dict):
+            problems.append(Problem(item.file, item.where, f"a record is a mapping of fields, not {type(data).__name__}", "give one JSON object or YAML mapping per record"))
+            continue
+        given_kind = data.get("kind", kind)
+        if given_kind != kind:
+            problems.append(Problem(item.file, f"{item.where}, field kind" if item.where else "field kind", f"record is a {given_kind!r} but the command adds {kind!r}", f"run `ledger add {given_kind}`, or fix the kind field"))
+            continue
+        # `ledger show --format json` output comes back with a fresh id and fresh stamps.
+        reprinted = "id" in data and "sha256" in data
+        body = {k: v for k, v in data.items() if k not in GENERATED_FIELDS}
+        if reprinted:
+            body.pop("source", None)
+            body.pop("allocation", None)
+        if stamping.source is not None:
+            body["source"] = stamping.source.model_dump(mode="json", exclude_none=True)
+        elif "source" not in body and not stamping.no_source:
+            if detected_source is None:
+                detected_source = source_stamp(stamping.source_path or (ledger.root / ledger.config.source))
+            body["source"] = detected_source.model_dump(mode="json", exclude_none=True)
+        if stamping.allocation is not None:
+            body["allocation"] = stamping.allocation.model_dump(mode="json", exclude_none=True)
+        elif "allocation" not in body:
+            if detected_alloc is None:
+                detected_alloc = detect_allocation(overrides=stamping.overrides)
+            body["allocation"] = detected_alloc.model_dump(mode="json", exclude_none=True)
+        else:
+            alloc = dict(body["allocation"]) if isinstance(body["allocation"], dict) else body["allocation"]
+            if isinstance(alloc, dict):
+                if stamping.overrides.id:
+                    alloc["id"] = stamping.overrides.id
+                if stamping.overrides.topology:
+                    alloc["topology"] = stamping.overrides.topology
+            body["allocation"] = alloc
+        body["kind"] = kind
+        body["id"] = new_id(created)
+        body["created_at"] = created.isoformat().replace("+00:00", "Z")
+        body["tool"] = tool_stamp().model_dump(mode="json")
+        body["sha256"] = "0" * 64
+        try:
+            record = model.model_validate(body)
+        except ValidationError as exc:
+            problems.extend(validation_problems(exc, item, kind))
+            continue
+        out.append(record)
+    if problems:
+        raise InputError(f"{len(problems)} problem(s); nothing was written", problems)
+    return out
+
+
+def seal_record(record: Envelope) -> dict[str, Any]:
+    """The dict written to disk: JSON-mode dump without empty optionals, plus its hash."""
+    data = record.model_dump(mode="json", exclude_none=True)
+    data.pop("sha256", None)
+    return seal(data)
+
+
+def check_references(ledger: Ledger, records: list[Envelope], items: list[Item]) -> None:
+    problems: list[Problem] = []
+    batch = {r.id for r in records}
+    known: dict[str, bool] = {}
+    for record, item in zip(records, items):
+        for where, ref in record.references():
+            if ref in batch:
+                continue
+            if ref not in known:
+                known[ref] = ledger.exists(ref)
+            if not known[ref]:
+                loc = f"{item.where}, field {where}" if item.where else f"field {where}"
+                problems.append(Problem(item.file, loc, f"refers to record {ref}, which is not in the ledger", "add that record first, or fix the id (`ledger list` shows ids)"))
+    if problems:
+        raise InputError(f"{len(problems)} dangling reference(s); nothing was written", problems)
+
+
+def add(
+    ledger: Ledger,
+    kind: str,
+    items: list[Item],
+    stamping: Stamping | None = None,
+    *,
+    durable: bool = True,
+    now: datetime | None = None,
+) -> list[Envelope]:
+    """Validate, check references, seal and write. All or nothing."""
+    records = prepare(ledger, kind, items, stamping, now=now)
+    check_references(ledger, records, items)
+    sealed = []
+    final: list[Envelope] = []
+    for record in records:
+        data = seal_record(record)
+        sealed.append(data)
+        final.append(record.model_copy(update={"sha256": data["sha256"]}))
+    ledger.write(sealed, durable=durable)
+    return final
+
+
+def add_one(ledger: Ledger, kind: str, data: dict[str, Any], stamping: Stamping | None = None, **kw: Any) -> Envelope:
+    """API convenience: add one record given as a dict."""
+    return add(ledger, kind, [Item(data, "<api>", None)], stamping, **kw)[0]
+
+
+__all__ = ["Stamping", "add", "add_one", "prepare", "seal_record", "check_references", "ENVELOPE_FIELDS"]

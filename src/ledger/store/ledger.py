@@ -1,0 +1,187 @@
+"""The ledger on disk: one canonical JSON file per record under records/KIND/SHARD/ID.json.
+
+Writes are atomic (temporary file, fsync, hard link into place, so nothing is ever
+overwritten) and coordination-free (ids are ULIDs), so many processes can append at once.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import CONFIG_NAME, Config, find_root, load_config
+from ..errors import NotFound, WriteError
+from ..schema.envelope import Envelope
+from ..schema.migrate import upgrade
+from ..schema.registry import KINDS, model_for
+from .canonical import canonical_bytes
+from .ids import is_id
+
+TMP_PREFIX = ".tmp-"
+
+
+def shard_of(record_id: str) -> str:
+    # The last two characters are random, so records spread evenly over 1,024 folders
+    # and no git tree object grows with the ledger.
+    return record_id[-2:].lower()
+
+
+@dataclass
+class Ledger:
+    """A ledger rooted at the folder holding `ledger.yaml`."""
+
+    root: Path
+    config: Config = field(default_factory=Config)
+
+    @classmethod
+    def open(cls, start: Path | str | None = None) -> "Ledger":
+        start_path = Path(start) if start is not None else Path.cwd()
+        root = find_root(start_path)
+        if root is None:
+            raise NotFound(f"no {CONFIG_NAME} at or above {start_path.resolve()}; run `ledger init` or pass --ledger DIR")
+        return cls(root=root, config=load_config(root))
+
+    @property
+    def records_dir(self) -> Path:
+        return self.root / self.config.records
+
+    @property
+    def specs_dir(self) -> Path:
+        return self.root / self.config.specs
+
+    # -- paths -----------------------------------------------------------------------------
+
+    def path_for(self, kind: str, record_id: str) -> Path:
+        return self.records_dir / kind / shard_of(record_id) / f"{record_id}.json"
+
+    def find(self, record_id: str) -> Path | None:
+        """The file of a record id, whatever its kind (one stat per kind)."""
+        if not is_id(record_id):
+            return None
+        for kind in KINDS:
+            path = self.path_for(kind, record_id)
+            if path.is_file():
+                return path
+        return None
+
+    def exists(self, record_id: str) -> bool:
+        return self.find(record_id) is not None
+
+    def resolve_id(self, text: str) -> str:
+        """A full id from a full id or a unique prefix (like git's abbreviated SHAs)."""
+        text = text.strip().upper()
+        if is_id(text) and self.exists(text):
+            return text
+        matches = [p.stem for p in self.iter_paths() if p.stem.startswith(text)] if len(text) >= 4 else []
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise NotFound(f"id prefix {text!r} is ambiguous: {len(matches)} records match; give more characters")
+        raise NotFound(f"no record {text!r} in {self.records_dir}; `ledger list` shows the ids")
+
+    def iter_paths(self, kind: str | None = None) -> Iterator[Path]:
+        kinds = [kind] if kind else sorted(p.name for p in self.records_dir.iterdir() if p.is_dir()) if self.records_dir.is_dir() else []
+        for k in kinds:
+            base = self.records_dir / k
+            if not base.is_dir():
+                continue
+            for shard in sorted(os.scandir(base), key=lambda e: e.name):
+                if not shard.is_dir():
+                    continue
+                for entry in os.scandir(shard.path):
+                    if entry.name.endswith(".json") and not entry.name.startswith("."):
+                        yield Path(entry.path)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def read_raw(self, path: Path) -> dict[str, Any]:
+        return json.loads(path.read_bytes())
+
+    def load(self, path: Path) -> Envelope:
+        data = upgrade(self.read_raw(path))
+        return model_for(data["kind"]).model_validate(data)
+
+    def get(self, record_id: str) -> Envelope:
+        path = self.find(self.resolve_id(record_id))
+        if path is None:
+            raise NotFound(f"no record {record_id!r}")
+        return self.load(path)
+
+    def records(self, kind: str | None = None) -> list[Envelope]:
+        """Every record (of one kind), oldest first by when the evidence was taken."""
+        out = [self.load(p) for p in self.iter_paths(kind)]
+        out.sort(key=lambda r: (r.when, r.id))
+        return out
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write(self, records: Iterable[dict[str, Any]], *, durable: bool = True) -> list[Path]:
+        """Write sealed, validated record dicts. All or nothing: on failure, written files are removed."""
+        written: list[Path] = []
+        dirs: set[Path] = set()
+        try:
+            for record in records:
+                path = self.path_for(record["kind"], record["id"])
+                _write_new(path, canonical_bytes(record), durable=durable)
+                written.append(path)
+                dirs.add(path.parent)
+            if durable:
+                for folder in dirs:
+                    _fsync_dir(folder)
+        except OSError as exc:
+            for path in written:
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+            reason = {
+                errno.ENOSPC: "the disk is full",
+                errno.EDQUOT: "the disk quota is exhausted",
+                errno.EROFS: "the file system is read-only",
+                errno.EACCES: "permission denied",
+                errno.EPERM: "permission denied",
+                errno.EFBIG: "the file size limit was reached",
+            }.get(exc.errno or 0, exc.strerror or str(exc))
+            raise WriteError(
+                f"could not write to {self.records_dir}: {reason}; nothing was written. "
+                "Free space or fix the folder's permissions, then add again."
+            ) from None
+        return written
+
+
+def _write_new(path: Path, data: bytes, *, durable: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        # link() refuses to replace an existing file: a record is never overwritten.
+        os.link(tmp, path)
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

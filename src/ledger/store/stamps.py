@@ -1,0 +1,146 @@
+"""Stamps filled automatically: the measured source's commit, the allocation, the tool, the time.
+
+The allocation comes from the scheduler's environment (SLURM, torchrun, common CI
+systems) or is the local machine; flags override every detected value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError, Problem
+from ..schema.envelope import Allocation, Source, Tool
+from ..version import __version__
+
+_CREDENTIALS_RE = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def tool_stamp() -> Tool:
+    return Tool(version=__version__)
+
+
+def redact_url(url: str) -> str:
+    """Remove `user:token@` from a remote URL: a token in a remote must never reach the ledger."""
+    return _CREDENTIALS_RE.sub("", url)
+
+
+def source_stamp(path: Path) -> Source:
+    """Commit, dirty flag and diff hash of the git checkout at `path`."""
+    import git  # gitpython: imported here so commands that need no git stay fast
+
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise InputError(
+            "source is not a git checkout",
+            [Problem(str(path), "source", "is not inside a git checkout", "pass --source PATH of the measured checkout, or give source.sha in the record")],
+        ) from None
+    try:
+        sha = repo.head.commit.hexsha
+    except ValueError:
+        raise InputError(
+            "source has no commit",
+            [Problem(str(path), "source", "the checkout has no commit yet", "commit the measured source first")],
+        ) from None
+    # Tracked changes only: untracked scratch files do not change what was measured.
+    diff = repo.git.diff("HEAD", "--binary")
+    dirty = bool(diff)
+    repo_id = None
+    try:
+        remote = repo.remotes["origin"] if "origin" in [r.name for r in repo.remotes] else None
+        if remote is not None:
+            repo_id = redact_url(next(iter(remote.urls)))
+    except (StopIteration, git.GitCommandError):
+        repo_id = None
+    branch = None
+    if not repo.head.is_detached:
+        branch = repo.active_branch.name
+    return Source(
+        repo=repo_id or str(Path(repo.working_tree_dir or path).resolve()),
+        sha=sha,
+        dirty=dirty,
+        diff_sha256=hashlib.sha256(diff.encode("utf-8", "surrogateescape")).hexdigest() if dirty else None,
+        branch=branch,
+    )
+
+
+def _int(env: Mapping[str, str], *names: str) -> int | None:
+    for name in names:
+        raw = env.get(name)
+        if raw:
+            # SLURM writes counts like "4", "4(x2)" or "gpu:gb200:4"; the last integer is the count.
+            found = re.findall(r"\d+", raw.split("(")[0])
+            if found:
+                return int(found[-1])
+    return None
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip().replace("-", "")[:8]
+    except OSError:
+        return "0"
+
+
+@dataclass(frozen=True)
+class AllocationOverrides:
+    id: str | None = None
+    topology: str | None = None
+    scheduler: str | None = None
+
+
+def detect_allocation(env: Mapping[str, str] | None = None, overrides: AllocationOverrides | None = None) -> Allocation:
+    """Allocation from SLURM, torchrun or CI variables, else the local machine (host + boot)."""
+    env = os.environ if env is None else env
+    overrides = overrides or AllocationOverrides()
+    nodes: int | None = None
+    gpn: int | None = None
+    hosts: list[str] = []
+    if env.get("SLURM_JOB_ID"):
+        scheduler, alloc_id = "slurm", env["SLURM_JOB_ID"]
+        nodes = _int(env, "SLURM_JOB_NUM_NODES", "SLURM_NNODES")
+        gpn = _int(env, "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE", "SLURM_JOB_GPUS_PER_NODE")
+        if gpn is None and env.get("SLURM_JOB_GPUS"):
+            gpn = len(env["SLURM_JOB_GPUS"].split(","))
+        if env.get("SLURM_JOB_NODELIST"):
+            hosts = [env["SLURM_JOB_NODELIST"]]
+    elif env.get("WORLD_SIZE") and env.get("LOCAL_WORLD_SIZE"):
+        scheduler = "torchrun"
+        world, local = int(env["WORLD_SIZE"]), int(env["LOCAL_WORLD_SIZE"])
+        nodes, gpn = max(1, world // max(local, 1)), local
+        run = env.get("TORCHELASTIC_RUN_ID") or env.get("MASTER_ADDR", "") + ":" + env.get("MASTER_PORT", "")
+        alloc_id = f"torchrun-{run}" if run.strip(":") else f"torchrun-{socket.gethostname()}-{_boot_id()}"
+    elif env.get("GITHUB_ACTIONS") == "true" and env.get("GITHUB_RUN_ID"):
+        scheduler = "github-actions"
+        alloc_id = f"{env['GITHUB_RUN_ID']}-{env.get('GITHUB_RUN_ATTEMPT', '1')}"
+    elif env.get("GITLAB_CI") and env.get("CI_JOB_ID"):
+        scheduler, alloc_id = "gitlab-ci", env["CI_JOB_ID"]
+    elif env.get("BUILDKITE_JOB_ID"):
+        scheduler, alloc_id = "buildkite", env["BUILDKITE_JOB_ID"]
+    elif env.get("CIRCLECI") and env.get("CIRCLE_WORKFLOW_JOB_ID"):
+        scheduler, alloc_id = "circleci", env["CIRCLE_WORKFLOW_JOB_ID"]
+    elif env.get("JENKINS_URL") and env.get("BUILD_TAG"):
+        scheduler, alloc_id = "jenkins", env["BUILD_TAG"]
+    else:
+        # One boot of one host is one allocation: a reboot may change clocks and firmware state.
+        host = socket.gethostname()
+        scheduler, alloc_id = "local", f"local-{host}-{_boot_id()}"
+        hosts = [host]
+    topology = overrides.topology or env.get("LEDGER_TOPOLOGY")
+    if topology is None and nodes is not None and gpn:
+        gpu = env.get("LEDGER_GPU_NAME", "GPU")
+        topology = f"{nodes * gpn}x {gpu}"
+    return Allocation(
+        id=overrides.id or env.get("LEDGER_ALLOCATION") or alloc_id,
+        scheduler=overrides.scheduler or scheduler,
+        topology=topology,
+        nodes=nodes,
+        gpus_per_node=gpn,
+        hosts=hosts,
+    )

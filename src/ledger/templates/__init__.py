@@ -1,0 +1,1 @@
+"""Jinja2 templates and init templates shipped with ledger (package data)."""
