@@ -1,0 +1,52 @@
+"""MFU and throughput arithmetic, in one place so every page and check computes them alike.
+
+MFU = FLOP per sample x global batch / step time / (GPUs x peak FLOP/s per GPU).
+The peak is always named (a convention such as the vendor's dense bf16 figure or a
+house figure below it): an MFU without its convention is not comparable.
+"""
+
+from __future__ import annotations
+
+from .schema.envelope import Allocation
+from .schema.kinds import FlopAudit, Measurement
+
+
+def throughput(global_batch: int, step_s: float) -> float:
+    """Samples per second."""
+    if step_s <= 0:
+        raise ValueError("step time must be positive")
+    return global_batch / step_s
+
+
+def mfu_percent(flop_per_sample: float, global_batch: int, step_s: float, gpus: int, peak_tflops_per_gpu: float) -> float:
+    """Model FLOP utilisation in percent of `gpus` x `peak_tflops_per_gpu`."""
+    if gpus <= 0 or peak_tflops_per_gpu <= 0:
+        raise ValueError("gpus and peak must be positive")
+    achieved = flop_per_sample * throughput(global_batch, step_s)
+    return 100.0 * achieved / (gpus * peak_tflops_per_gpu * 1e12)
+
+
+def convert_mfu(mfu: float, from_peak_tflops: float, to_peak_tflops: float) -> float:
+    """The same utilisation against another peak (e.g. house 2,450 -> vendor 2,500: x 0.98)."""
+    return mfu * from_peak_tflops / to_peak_tflops
+
+
+def gpu_count(measurement: Measurement) -> int | None:
+    """GPUs the measurement ran on: world size, else the allocation's nodes x GPUs per node."""
+    if measurement.world_size:
+        return measurement.world_size
+    alloc: Allocation | None = measurement.allocation
+    if alloc and alloc.nodes and alloc.gpus_per_node:
+        return alloc.nodes * alloc.gpus_per_node
+    return None
+
+
+def recompute(measurement: Measurement, audit: FlopAudit) -> dict[str, float] | None:
+    """Throughput and MFU recomputed by ledger from the median step, batch and GPU count."""
+    gpus = gpu_count(measurement)
+    if measurement.outcome != "ok" or measurement.median is None or not measurement.global_batch or not gpus:
+        return None
+    return {
+        "throughput": throughput(measurement.global_batch, measurement.median),
+        "mfu_percent": mfu_percent(audit.flop_per_sample, measurement.global_batch, measurement.median, gpus, audit.peak.tflops_per_gpu),
+    }

@@ -1,0 +1,147 @@
+"""The stopping-point table, derived from the records and never typed.
+
+For each topology under the current contract: the best accepted measurement, with its
+status. A measurement is *accepted* when an accepted decision cites it (directly, or as
+the candidate of a sandwich it cites). A degraded allocation's run is shown as
+baseline-ineligible, and a topology with no valid step says why (OOM or failure).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .metrics import gpu_count, recompute
+from .schema.envelope import Envelope
+from .schema.kinds import Contract, Decision, FlopAudit, Measurement, Sandwich
+
+FINAL = "final"
+FASTEST = "fastest accepted"
+UNACCEPTED = "eligible, not yet accepted"
+DEGRADED = "baseline-ineligible: degraded allocation"
+NO_VALID_STEP = "no valid step"
+
+
+@dataclass
+class Row:
+    topology: str
+    status: str
+    measurement: Measurement | None = None
+    flop_audit: FlopAudit | None = None
+    reasons: list[str] = field(default_factory=list)
+    mfu_recomputed: float | None = None
+    throughput_recomputed: float | None = None
+
+    @property
+    def gpus(self) -> int | None:
+        return gpu_count(self.measurement) if self.measurement else None
+
+    @property
+    def batch(self) -> str:
+        m = self.measurement
+        if m is None or m.global_batch is None:
+            return "-"
+        return f"{m.local_batch or '?'}/{m.global_batch}"
+
+    @property
+    def mfu(self) -> float | None:
+        """MFU as ledger recomputes it; the recorded figure when it cannot (no audit)."""
+        if self.mfu_recomputed is not None:
+            return self.mfu_recomputed
+        return self.measurement.mfu_percent if self.measurement else None
+
+    @property
+    def throughput(self) -> float | None:
+        if self.throughput_recomputed is not None:
+            return self.throughput_recomputed
+        return self.measurement.throughput if self.measurement else None
+
+
+def current_contract(records: Iterable[Envelope], name: str | None = None) -> Contract | None:
+    """The named contract, else the newest contract that nothing supersedes."""
+    records = list(records)
+    superseded = {s for r in records for s in r.supersedes}
+    contracts = [r for r in records if isinstance(r, Contract)]
+    if name:
+        named = [c for c in contracts if c.name == name]
+        return max(named, key=lambda c: (c.when, c.id)) if named else None
+    live = [c for c in contracts if c.id not in superseded]
+    return max(live, key=lambda c: (c.when, c.id)) if live else None
+
+
+def _gpus_of(topology: str) -> int:
+    match = re.match(r"\s*(\d+)", topology)
+    return int(match.group(1)) if match else 10**6
+
+
+def _rank(m: Measurement, row_mfu: float | None, row_tp: float | None) -> tuple:
+    # Higher MFU, then higher throughput, then the better median wins.
+    median = m.median if m.median is not None else float("inf")
+    return (row_mfu if row_mfu is not None else -1.0, row_tp if row_tp is not None else -1.0, -median if m.lower_is_better else median)
+
+
+def stopping_point(records: Iterable[Envelope], contract_name: str | None = None) -> tuple[Contract | None, list[Row]]:
+    """The contract the table is for, and its rows ordered by GPU count."""
+    records = list(records)
+    contract = current_contract(records, contract_name)
+    if contract is None:
+        return None, []
+    by_id = {r.id: r for r in records}
+    superseded = {s for r in records for s in r.supersedes}
+    accepted: set[str] = set()
+    rejected: set[str] = set()
+    for d in records:
+        if not isinstance(d, Decision) or d.id in superseded:
+            continue
+        cited = set(d.evidence)
+        for ref in d.evidence:
+            sandwich = by_id.get(ref)
+            if isinstance(sandwich, Sandwich) and sandwich.candidate:
+                cited.add(sandwich.candidate)
+        if d.verdict == "accepted":
+            accepted |= cited
+        elif d.verdict == "rejected":
+            rejected |= cited
+    audits = {a.contract: a for a in records if isinstance(a, FlopAudit) and a.id not in superseded and a.contract}
+    audit = audits.get(contract.id)
+
+    groups: dict[str, list[Measurement]] = {}
+    for m in records:
+        if isinstance(m, Measurement) and m.contract == contract.id and m.id not in superseded and m.comparable:
+            topo = (m.allocation.topology if m.allocation and m.allocation.topology else None) or "unknown topology"
+            groups.setdefault(topo, []).append(m)
+
+    def derived(m: Measurement) -> tuple[float | None, float | None]:
+        fa = by_id.get(m.flop_audit) if m.flop_audit else audit
+        values = recompute(m, fa) if isinstance(fa, FlopAudit) else None
+        return (values["mfu_percent"], values["throughput"]) if values else (None, None)
+
+    rows: list[Row] = []
+    for topo in sorted(groups, key=lambda t: (_gpus_of(t), t)):
+        group = groups[topo]
+        eligible = [m for m in group if m.baseline_eligible and m.id not in rejected]
+        pool = [m for m in eligible if m.id in accepted]
+        status = FINAL if pool else UNACCEPTED
+        pool = pool or eligible
+        if pool:
+            best = max(pool, key=lambda m: _rank(m, *derived(m)))
+            mfu, tp = derived(best)
+            rows.append(Row(topo, status, best, audit, [], mfu, tp))
+        degraded = [m for m in group if m.outcome == "ok" and m.health == "degraded"]
+        if degraded:
+            latest = max(degraded, key=lambda m: (m.when, m.id))
+            mfu, tp = derived(latest)
+            rows.append(Row(topo, DEGRADED, latest, audit, list(latest.health_reasons), mfu, tp))
+        if not pool:
+            failed = [m for m in group if m.outcome != "ok"]
+            if failed:
+                latest = max(failed, key=lambda m: (m.when, m.id))
+                reason = {"oom": "out of memory", "failed": "the run failed"}[latest.outcome]
+                reasons = [reason] + ([latest.notes] if latest.notes else [])
+                rows.append(Row(topo, f"{NO_VALID_STEP}: {latest.outcome.upper() if latest.outcome == 'oom' else 'failed'}", latest, audit, reasons))
+    finals = [r for r in rows if r.status == FINAL]
+    if len(finals) > 1:
+        fastest = max(finals, key=lambda r: (r.mfu or -1.0, r.throughput or -1.0))
+        fastest.status = FASTEST
+    return contract, rows
