@@ -77,3 +77,22 @@ def load_config(root: Path) -> Config:
             for err in exc.errors()
         ]
         raise ConfigError("config is invalid", problems) from None
+
+
+def set_config_value(root: Path, key: str, value: Any) -> bool:
+    """Set a top-level key of `ledger.yaml`, keeping the user's comments. True when it changed."""
+    path = root / CONFIG_NAME
+    yaml = yaml_rt()
+    data = yaml.load(path.read_text(encoding="utf-8"))
+    if data.get(key) == value:
+        return False
+    data[key] = value
+    Config.model_validate({**{k: v for k, v in data.items()}})
+    import io
+
+    out = io.StringIO()
+    yaml.dump(data, out)
+    tmp = path.with_suffix(".yaml.tmp")
+    tmp.write_text(out.getvalue(), encoding="utf-8")
+    tmp.replace(path)
+    return True

@@ -212,8 +212,8 @@ class Measurement(Envelope):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Measurement":
-        if self.outcome == "ok" and self.median is None and not self.samples:
-            raise ValueError("an ok measurement needs samples or a median; an OOM or failed run sets outcome")
+        if self.outcome == "ok" and self.median is None and not self.samples and (self.min is None or self.max is None):
+            raise ValueError("an ok measurement needs samples, a median, or a min and max; an OOM or failed run sets outcome")
         if self.outcome != "ok" and self.samples:
             raise ValueError(f"outcome {self.outcome!r} means no valid step, but samples were given")
         if not self.comparable and not self.non_comparable_reason:

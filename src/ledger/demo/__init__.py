@@ -1,0 +1,107 @@
+"""The example campaign: the FastVideo LTX-2 MFU campaign, re-entered from its published facts.
+
+`build_demo(DIR)` writes it into DIR as a fresh git repository: config, spec page and
+records, added through the same store API a user's harness calls. Tests and later
+features use it as their fixture.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..config import set_config_value
+from ..errors import InputError, Problem
+from ..init import init
+from ..sandwich import compute as compute_sandwich, floor_from_config
+from ..schema.envelope import Envelope
+from ..store.add import Stamping, add
+from ..store.inputs import Item, parse_items
+from ..store.ledger import Ledger
+
+DATA = "fastvideo-ltx2.yaml"
+CONTRACT = "ltx2-t2v-fp32master-81x480x832"
+SPEC = "ltx2-mfu.md"
+
+
+@dataclass
+class DemoResult:
+    root: Path
+    ledger: Ledger
+    records: list[Envelope] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+def campaign_text() -> str:
+    return resources.files("ledger.demo").joinpath("data", DATA).read_text(encoding="utf-8")
+
+
+def _resolve(value: Any, aliases: dict[str, str], where: str) -> Any:
+    if isinstance(value, str) and value.startswith("@"):
+        try:
+            return aliases[value[1:]]
+        except KeyError:
+            raise InputError("unknown alias", [Problem(DATA, where, f"refers to {value}, which no earlier record defines", "define the alias first")]) from None
+    if isinstance(value, list):
+        return [_resolve(v, aliases, where) for v in value]
+    if isinstance(value, dict):
+        return {k: _resolve(v, aliases, f"{where}.{k}") for k, v in value.items()}
+    return value
+
+
+def _git(repo: Any, *args: str) -> str:
+    return repo.git.execute(["git", *args])
+
+
+def build_demo(target: Path) -> DemoResult:
+    """Write the example campaign into `target` (which must be absent or empty) and commit it."""
+    import git
+
+    target = target.resolve()
+    if target.exists() and any(target.iterdir()):
+        raise InputError("target not empty", [Problem(str(target), "", "exists and is not empty", "give a new folder, or remove this one first")])
+    target.mkdir(parents=True, exist_ok=True)
+    repo = git.Repo.init(target, initial_branch="main")
+    with repo.config_reader() as cfg:
+        has_identity = cfg.has_option("user", "email")
+    if not has_identity:
+        with repo.config_writer() as cfg:
+            cfg.set_value("user", "name", "ledger demo")
+            cfg.set_value("user", "email", "demo@ledger.invalid")
+    init(target)
+    # The campaign's accepted contract is the current one, not the newer BF16 diagnostic one.
+    set_config_value(target, "contract", CONTRACT)
+    ledger = Ledger.open(target)
+    spec_dir = ledger.specs_dir
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(str(resources.files("ledger.demo").joinpath("data", SPEC)), spec_dir / SPEC)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "Start the LTX-2 MFU campaign ledger")
+
+    floor = floor_from_config(ledger.config)
+    result = DemoResult(target, ledger)
+    for item in parse_items(campaign_text(), DATA, ".yaml"):
+        data = dict(item.data)
+        alias = data.pop("alias", None)
+        kind = data.pop("kind")
+        data = _resolve(data, result.aliases, f"line {item.line}")
+        if kind == "sandwich":
+            s = compute_sandwich(
+                data["a_value"], data["candidate_value"], data["b_value"],
+                floor_percent=floor, lower_is_better=data.get("lower_is_better", True),
+                extra_deltas=data.get("extra_deltas"),
+            )
+            data.update(
+                midpoint=s.midpoint, delta=s.delta, delta_percent=s.delta_percent,
+                drift_percent=s.drift_percent, floor_percent=s.floor_percent, verdict=s.verdict,
+            )
+        (record,) = add(ledger, kind, [Item(data, item.file, item.line)], Stamping())
+        result.records.append(record)
+        if alias:
+            result.aliases[alias] = record.id
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", f"Record the campaign's evidence ({len(result.records)} records)")
+    return result

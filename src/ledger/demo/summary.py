@@ -1,0 +1,101 @@
+"""What `ledger demo` reports: the stopping point, the decision index, the check and the site."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..schema.kinds import Decision
+from ..stopping_point import stopping_point
+from . import DemoResult
+
+
+@dataclass
+class StoppingRow:
+    topology: str
+    batch: str
+    median_s: float | None
+    throughput: float | None
+    mfu_percent: float | None
+    recorded_mfu_percent: float | None
+    status: str
+    measurement: str | None
+
+
+@dataclass
+class DemoSummary:
+    root: str
+    counts: dict[str, int]
+    contract: str | None
+    peak: str | None
+    stopping_point: list[StoppingRow]
+    decisions: list[dict[str, Any]]
+    check: dict[str, Any] | None = None
+    site: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.check["exit_code"]) if self.check else 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize(demo: DemoResult, *, build_site: bool = True) -> DemoSummary:
+    records = demo.ledger.records()
+    contract, rows = stopping_point(records, demo.ledger.config.contract)
+    peak = rows[0].flop_audit.peak if rows and rows[0].flop_audit else None
+    summary = DemoSummary(
+        root=str(demo.root),
+        counts=dict(sorted(Counter(r.kind for r in records).items())),
+        contract=contract.name if contract else None,
+        peak=f"{peak.name}: {peak.tflops_per_gpu:g} TFLOP/s per GPU" if peak else None,
+        stopping_point=[
+            StoppingRow(
+                topology=row.topology,
+                batch=row.batch,
+                median_s=row.measurement.median if row.measurement and row.measurement.outcome == "ok" else None,
+                throughput=row.throughput,
+                mfu_percent=row.mfu,
+                recorded_mfu_percent=row.measurement.mfu_percent if row.measurement else None,
+                status=row.status,
+                measurement=row.measurement.id if row.measurement else None,
+            )
+            for row in rows
+        ],
+        decisions=[
+            {"family": d.family, "verdict": d.verdict, "qualifier": d.qualifier, "where_to_continue": d.where_to_continue, "id": d.id}
+            for d in records
+            if isinstance(d, Decision)
+        ],
+    )
+    summary.check = _check(demo)
+    if build_site:
+        summary.site = _site(demo)
+    return summary
+
+
+def _check(demo: DemoResult) -> dict[str, Any] | None:
+    try:
+        from ..checks import run_check
+    except ImportError:  # the checker is not installed in this build
+        return None
+    result = run_check(demo.ledger, mode="all")
+    return {
+        "exit_code": result.exit_code,
+        "errors": len(result.errors),
+        "warnings": len(result.warnings),
+        "messages": [str(v) for v in result.violations][:20],
+    }
+
+
+def _site(demo: DemoResult) -> dict[str, Any] | None:
+    try:
+        from ..site import build_site
+    except ImportError:  # the site generator is not installed in this build
+        return None
+    result = build_site(demo.ledger)
+    index = getattr(result, "site_dir", None)
+    return {"site_dir": str(index) if index else None, "index": str(index / "index.html") if index else None, "pages": getattr(result, "pages", None)}
