@@ -1,0 +1,298 @@
+"""MLPerf Training result logs (`:::MLLOG` lines) and system description JSON.
+
+One measurement per result log: time to train from `run_start` to `run_stop` (minutes,
+as MLPerf reports it), throughput from `tracked_stats`, submission metadata, and the
+system description (inline `:::SYSJSON`, a `.json` given beside the logs, or the
+submission tree's `systems/SYSTEM.json`) as an environment record. Logs of one
+benchmark on one system imported together also get a result-set record summarized
+with MLPerf's olympic average: the fastest and the slowest run are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from .base import Draft, ImportOptions, fail, parse_date, read_json, read_text, source_from_commit
+
+FMT = "MLPerf"
+# A tag at the start of a line, after an optional SLURM `srun -l` rank prefix ("0: ").
+# A bash trace such as `+ echo ':::SYSJSON ...'` does not start with the tag and is skipped.
+_TAG_RE = re.compile(r"^(?:\d+:\s?)?:::(MLLOG|SYSJSON|GITCOMMITID)(?:[ \t](.*))?$")
+_PLACEHOLDER_RE = re.compile(r"PLACEHOLDER|UNKNOWN_MLPERF", re.IGNORECASE)
+_SUBMISSION_KEYS = ("submission_benchmark", "submission_org", "submission_division", "submission_status", "submission_platform")
+_HYPERPARAMS = ("global_batch_size", "gradient_accumulation_steps", "seed", "opt_base_learning_rate", "train_samples", "eval_samples")
+
+
+class Log:
+    def __init__(self, path: Path):
+        self.path = path
+        self.events: dict[str, tuple[int, dict[str, Any]]] = {}  # first occurrence of each key
+        self.tracked: list[tuple[int, dict[str, Any]]] = []
+        self.sysjson: tuple[int, dict[str, Any]] | None = None
+        self.commit_line: tuple[int, str] | None = None
+        self.mllog_lines = 0
+
+
+def read_log(path: Path) -> Log:
+    log = Log(path)
+    for lineno, raw in enumerate(read_text(path).splitlines(), start=1):
+        match = _TAG_RE.match(raw.rstrip("\r"))
+        if not match:
+            continue
+        tag, rest = match.group(1), (match.group(2) or "").strip()
+        if tag == "GITCOMMITID":
+            if log.commit_line is None:
+                log.commit_line = (lineno, rest)
+            continue
+        try:
+            payload = json.loads(rest)
+        except json.JSONDecodeError as exc:
+            raise fail(path, f"line {lineno}", f":::{tag} payload does not parse as JSON: {exc.msg}", "give the result log as the benchmark wrote it") from None
+        if not isinstance(payload, dict):
+            raise fail(path, f"line {lineno}", f":::{tag} payload is {type(payload).__name__}, expected an object", "give the result log as the benchmark wrote it")
+        if tag == "SYSJSON":
+            if log.sysjson is None:
+                log.sysjson = (lineno, payload)
+            continue
+        log.mllog_lines += 1
+        for key in ("key", "time_ms"):
+            if key not in payload:
+                raise fail(path, f"line {lineno}, key {key}", "is missing from the :::MLLOG event", "every MLLOG event has key, value and time_ms")
+        if not isinstance(payload["time_ms"], (int, float)) or isinstance(payload["time_ms"], bool):
+            raise fail(path, f"line {lineno}, key time_ms", f"is {payload['time_ms']!r}, expected milliseconds", "give the result log as the benchmark wrote it")
+        if payload["key"] == "tracked_stats":
+            log.tracked.append((lineno, payload))
+        else:
+            log.events.setdefault(str(payload["key"]), (lineno, payload))
+    if log.mllog_lines == 0:
+        raise fail(path, "line 1", "holds no :::MLLOG line", "give an MLPerf result log (result_N.txt)")
+    if "run_start" not in log.events:
+        raise fail(path, "key run_start", "no :::MLLOG run_start event", "time to train needs run_start; give a complete result log")
+    return log
+
+
+def _value(log: Log, key: str) -> Any:
+    event = log.events.get(key)
+    return event[1].get("value") if event else None
+
+
+def _int(text: Any) -> int | None:
+    try:
+        return int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def system_draft(system: dict[str, Any], file: str, line: int | None, handle: str, observed_at: str | None, source: dict | None) -> Draft:
+    stack = system.get("other_software_stack")
+    stack = stack if isinstance(stack, dict) else {}
+    per_node = _int(system.get("accelerators_per_node")) or 0
+    cores, sockets = _int(system.get("host_processor_core_count")), _int(system.get("host_processors_per_node"))
+    data: dict[str, Any] = {
+        "title": f"MLPerf system {system.get('system_name') or '?'} ({system.get('submitter') or '?'})",
+        "hostname": system.get("system_name") or None,
+        "cpu_model": system.get("host_processor_model_name") or None,
+        "cpu_count": cores * sockets if cores and sockets else None,
+        "driver": stack.get("cuda_driver_version") or None,
+        "cuda": stack.get("cuda_version") or None,
+        "nccl": stack.get("nccl_version") or None,
+        "cudnn": stack.get("cudnn_version") or None,
+        # One node's accelerators: the description is per node, the allocation says how many nodes.
+        "gpus": [{"index": i, "name": str(system.get("accelerator_model_name") or "accelerator")} for i in range(per_node)],
+    }
+    if observed_at:
+        data["observed_at"] = observed_at
+    if source:
+        data["source"] = source
+    return Draft("environment", {k: v for k, v in data.items() if v is not None}, file, line, handle=handle)
+
+
+def _system_file_for(log_path: Path) -> Path | None:
+    # Submission layout: ORG/results/SYSTEM/BENCHMARK/result_N.txt beside ORG/systems/SYSTEM.json.
+    try:
+        system = log_path.parent.parent.name
+        candidate = log_path.parents[3] / "systems" / f"{system}.json"
+    except IndexError:
+        return None
+    return candidate if candidate.is_file() else None
+
+
+def olympic_average(values: list[float], failed: int = 0) -> tuple[float, list[int]]:
+    """MLPerf's olympic average: drop the fastest and the slowest run, average the rest.
+
+    A run that did not converge counts as the slowest (MLPerf allows one). Returns the
+    average and the indices (into `values`) that were dropped.
+    """
+    if failed > 1:
+        raise ValueError(f"{failed} runs did not converge; MLPerf allows one")
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    dropped = [order[0]] + ([] if failed else [order[-1]])
+    kept = [values[i] for i in range(len(values)) if i not in dropped]
+    if not kept:
+        raise ValueError("too few runs for an olympic average (at least 3)")
+    return statistics.fmean(kept), dropped
+
+
+def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
+    logs = [p for p in paths if p.suffix.lower() != ".json"]
+    system_files = [p for p in paths if p.suffix.lower() == ".json"]
+    given_system: tuple[Path, dict[str, Any]] | None = None
+    for path in system_files:
+        data = read_json(path, "MLPerf system description")
+        if not isinstance(data, dict) or "system_name" not in data:
+            raise fail(path, "key system_name", "is missing", "a .json beside MLPerf logs must be the system description (systems/SYSTEM.json)")
+        given_system = (path, data)
+    if not logs:
+        raise fail(paths[0], "", "no result log given", "give result_N.txt files (and optionally the system description JSON)")
+
+    drafts: list[Draft] = []
+    env_handles: dict[str, str] = {}
+    groups: dict[tuple, list[tuple[str, float | None, str]]] = defaultdict(list)
+    for n, path in enumerate(logs):
+        log = read_log(path)
+        start_line, start = log.events["run_start"]
+        gaps: list[str] = []
+        # Provenance: the submission's commit, if the harness printed one.
+        if log.commit_line is None:
+            source, more = None, [":::GITCOMMITID line is absent: the measured commit is unknown"]
+        else:
+            line_no, rest = log.commit_line
+            source, more = source_from_commit(rest.split()[0] if rest.split() else "", what=f":::GITCOMMITID (line {line_no})")
+        gaps += more
+        submission = {k.removeprefix("submission_"): _value(log, k) for k in _SUBMISSION_KEYS if _value(log, k) is not None}
+        for key, value in submission.items():
+            if isinstance(value, str) and _PLACEHOLDER_RE.search(value):
+                gaps.append(f"submission_{key} is the placeholder {value!r}")
+
+        # The system description: inline SYSJSON first, then a file given or found beside the log.
+        system, sys_file, sys_line = None, str(path), None
+        if log.sysjson is not None:
+            sys_line, system = log.sysjson
+        elif given_system is not None:
+            sys_file, system = str(given_system[0]), given_system[1]
+        elif (found := _system_file_for(path)) is not None:
+            data = read_json(found, "MLPerf system description")
+            if isinstance(data, dict):
+                sys_file, system = str(found), data
+        if system is not None:
+            for key in ("submitter", "system_name"):
+                value = system.get(key)
+                if isinstance(value, str) and _PLACEHOLDER_RE.search(value):
+                    gaps.append(f"system description {key} is the placeholder {value!r}")
+        else:
+            gaps.append("no system description: neither :::SYSJSON nor systems/SYSTEM.json")
+
+        observed_at = parse_date(start.get("time_ms"), path, f"line {start_line}, key time_ms")
+        per_node = _int((system or {}).get("accelerators_per_node"))
+        nodes = _int((system or {}).get("number_of_nodes"))
+        accel = (system or {}).get("accelerator_model_name")
+        system_name = (system or {}).get("system_name") or submission.get("platform") or path.parent.parent.name
+        allocation: dict[str, Any] = {
+            # Each result log is its own run; nothing in it says two runs shared a job.
+            "id": f"mlperf-{system_name}-{start['time_ms']}",
+            "scheduler": "mlperf",
+            "topology": f"{nodes * per_node}x {accel}" if nodes and per_node and accel else None,
+            "nodes": nodes,
+            "gpus_per_node": per_node,
+        }
+        allocation = {k: v for k, v in allocation.items() if v is not None}
+
+        env_handle = None
+        if system is not None:
+            key = json.dumps(system, sort_keys=True) + str(sys_file if sys_line is None else path)
+            env_handle = env_handles.get(key)
+            if env_handle is None:
+                env_handle = env_handles[key] = f"env{len(env_handles)}"
+                env = system_draft(system, sys_file, sys_line, env_handle, observed_at, source)
+                # An inline SYSJSON describes this run's machine; a systems/ file is shared by many runs.
+                env.data["allocation"] = allocation if sys_line is not None else None
+                drafts.append(env)
+
+        stop = log.events.get("run_stop")
+        status = (stop[1].get("metadata") or {}).get("status") if stop else None
+        throughputs = [float(p["value"]["throughput"]) for _, p in log.tracked if isinstance(p.get("value"), dict) and isinstance(p["value"].get("throughput"), (int, float))]
+        extra: dict[str, Any] = {
+            "format": "mlperf",
+            "submission": submission,
+            "hyperparameters": {k: _value(log, k) for k in _HYPERPARAMS if _value(log, k) is not None},
+            "run_start_ms": start["time_ms"],
+            "status": status,
+        }
+        if system is not None:
+            extra["system"] = system
+            extra["system_file"] = sys_file
+        if throughputs:
+            extra["tracked_throughput"] = throughputs
+        if gaps:
+            extra["provenance_gaps"] = gaps
+        data: dict[str, Any] = {
+            "metric": "time_to_train",
+            "unit": "min",
+            "lower_is_better": True,
+            "observed_at": observed_at,
+            "allocation": allocation,
+            "extra": extra,
+        }
+        if source:
+            data["source"] = source
+        if throughputs:
+            # tracked_stats throughput is training samples per second between evaluations.
+            data["throughput"] = statistics.median(throughputs)
+            data["throughput_unit"] = "samples/s"
+        gbs = _value(log, "global_batch_size")
+        if isinstance(gbs, int) and gbs > 0:
+            data["global_batch"] = gbs
+        benchmark = submission.get("benchmark") or path.parent.name
+        ttt: float | None = None
+        if stop is None:
+            data["outcome"] = "failed"
+            data["notes"] = "no run_stop event: the run did not finish"
+        elif status != "success":
+            data["outcome"] = "failed"
+            data["notes"] = f"run_stop status is {status!r}: the run did not reach the quality target"
+            extra["run_stop_ms"] = stop[1]["time_ms"]
+        else:
+            extra["run_stop_ms"] = stop[1]["time_ms"]
+            ttt = (stop[1]["time_ms"] - start["time_ms"]) / 60000.0
+            if ttt < 0:
+                raise fail(path, f"line {stop[0]}, key time_ms", "run_stop is earlier than run_start", "give the result log as the benchmark wrote it")
+            data["samples"] = [ttt]
+        data["title"] = f"MLPerf {benchmark} on {system_name}: " + (f"time to train {ttt:.3f} min" if ttt is not None else f"{data['outcome']} ({status or 'no run_stop'})")
+        handle = f"run{n}"
+        draft = Draft("measurement", data, str(path), start_line, handle=handle)
+        if env_handle:
+            draft.refs["environment"] = env_handle
+        drafts.append(draft)
+        groups[(benchmark, submission.get("org"), system_name, submission.get("division"))].append((handle, ttt, str(path)))
+
+    for (benchmark, org, system_name, division), runs in groups.items():
+        if len(runs) < 3:
+            continue  # a set needs one run left after dropping the fastest and the slowest
+        drafts.append(_set_draft(benchmark, org, system_name, division, runs))
+    return drafts
+
+
+def _set_draft(benchmark: str, org: Any, system_name: str, division: Any, runs: list[tuple[str, float | None, str]]) -> Draft:
+    ok = [(h, v, f) for h, v, f in runs if v is not None]
+    failed = len(runs) - len(ok)
+    values = [v for _, v, _ in ok]
+    extra: dict[str, Any] = {"format": "mlperf", "result_set": True, "runs_total": len(runs), "runs_failed": failed, "benchmark": benchmark, "org": org, "division": division}
+    data: dict[str, Any] = {"metric": "time_to_train", "unit": "min", "lower_is_better": True, "allocation": None, "extra": extra}
+    try:
+        avg, dropped = olympic_average(values, failed)
+    except ValueError as exc:
+        data["outcome"] = "failed"
+        data["notes"] = f"no olympic average: {exc}"
+        data["title"] = f"MLPerf {benchmark} on {system_name}: result set of {len(runs)} runs, {exc}"
+    else:
+        data["samples"] = values
+        extra["olympic_average"] = avg
+        extra["dropped"] = [ok[i][2] for i in dropped] + ([f"{failed} run(s) that did not converge"] if failed else [])
+        data["title"] = f"MLPerf {benchmark} on {system_name}: olympic average {avg:.3f} min over {len(runs)} runs"
+        data["notes"] = "Result set: samples are the runs' times to train; the result is extra.olympic_average (fastest and slowest dropped). Runs are separate allocations."
+    return Draft("measurement", data, runs[0][2], None, handle=f"set-{benchmark}-{system_name}", refs={"extra.runs": [h for h, _, _ in runs]})
