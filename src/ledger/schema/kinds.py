@@ -90,6 +90,7 @@ class Environment(Envelope):
     load_avg: list[NonNegative] = Field(default_factory=list, max_length=3)
     cpu_count: int | None = Field(None, ge=1)
     cpu_model: str | None = None
+    under_load: bool | None = Field(None, description="True when the GPUs were sampled while busy with the measured work (clocks are judged only then).")
     health: HealthVerdict = Field(default_factory=HealthVerdict)
 
 
