@@ -34,17 +34,26 @@ def build_stamping(source_path: str | None, source_sha: str | None, allocation: 
 @click.command("add")
 @click.argument("kind")
 @click.argument("file", default="-")
+@click.option("--from-log", "from_log", type=click.Path(dir_okay=False), default=None, help="Read measurements from a run's output: `LEDGER {json}` and BF16_* lines (docs/guide/sandwich.md).")
+@click.option("--warmup", type=click.IntRange(min=0), default=None, help="With --from-log: warmup steps, when the log does not say.")
 @stamping_options
 @FORMAT_OPTION
 @click.pass_context
-def command(ctx: click.Context, kind: str, file: str, source_path, source_sha, allocation, topology, fmt: str) -> int:
+def command(ctx: click.Context, kind: str, file: str, from_log, warmup, source_path, source_sha, allocation, topology, fmt: str) -> int:
     """Add records of KIND from FILE (YAML, JSON, JSON Lines) or standard input.
 
     Bad input exits 2 and writes nothing; every problem is printed with its place.
     """
     ledger = open_ledger(ctx)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
-    items = read_items(file)
+    if from_log is not None:
+        if kind != "measurement" or file != "-":
+            raise click.UsageError("--from-log reads measurements: use `ledger add measurement --from-log FILE` with no FILE argument")
+        from ..logs import read_log
+
+        items = read_log(from_log, warmup=warmup)
+    else:
+        items = read_items(file)
     records = add(ledger, kind, items, stamping)
     if fmt == "json":
         print_json([{"id": r.id, "kind": r.kind, "path": str(ledger.path_for(r.kind, r.id).relative_to(ledger.root))} for r in records])
