@@ -1,0 +1,363 @@
+"""Walk markdown-it-py's token stream for the things the checker and the site measure."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from .frontmatter import split
+
+
+@dataclass(frozen=True)
+class Cell:
+    line: int  # 1-based line of the row in the full text
+    row: int  # 0 is the header row
+    column: int
+    header: str  # rendered text of this column's header cell
+    text: str  # rendered text: what a reader sees (no markup, no link targets)
+    width: int  # rendered width (see rendered_width)
+    table: int = 0  # which table of the page, counting from 0
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Section:
+    line: int
+    level: int  # 2 for `##`
+    title: str  # rendered heading text, e.g. "7. Owed"
+    end_line: int = 0  # last line of the section (0: end of page)
+
+
+@dataclass(frozen=True)
+class OwedItem:
+    line: int
+    text: str
+    owner: str | None  # from an owner column, `owner: NAME`, `owned by NAME` or `@handle`
+    issues: tuple[int, ...]  # issue numbers the item names (`#1044`)
+    section: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    line: int
+    text: str  # as quoted, e.g. "9.14x"
+    value: float
+    unit: str
+    digits: int  # significant digits as written
+    approximate: bool  # written with `~` or `≈`: claims no precision
+    spread_percent: float | None  # spread stated in the same paragraph or table row
+    ids: tuple[str, ...] = field(default_factory=tuple)  # record ids named in the same block
+
+
+# -- parsing -----------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from markdown_it import MarkdownIt
+
+    # CommonMark plus GFM tables and strikethrough: what MkDocs' Python-Markdown renders
+    # for these constructs.
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+@lru_cache(maxsize=32)
+def _parse(text: str):
+    _, body, offset = split(text)
+    return _parser().parse(body), offset
+
+
+def _line(token, offset: int) -> int:
+    return (token.map[0] if token.map else 0) + offset + 1
+
+
+def _plain(inline, *, code: bool = True) -> str:
+    """What a reader sees of an inline token: text and code, no markup or link targets."""
+    out: list[str] = []
+    for child in inline.children or ():
+        if child.type == "text":
+            out.append(child.content)
+        elif child.type == "code_inline":
+            if code:
+                out.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif child.type == "image":
+            out.append(_plain(child, code=code))
+    return "".join(out)
+
+
+def _hrefs(inline) -> list[str]:
+    return [str(c.attrs.get("href", "")) for c in inline.children or () if c.type == "link_open"]
+
+
+def rendered_width(text: str) -> int:
+    """Columns the text takes: East Asian wide and full-width characters count 2,
+    combining marks 0 (Unicode's own tables, via unicodedata)."""
+    width = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+# -- tables ------------------------------------------------------------------------------
+
+
+def _rows(tokens, offset: int):
+    """(table index, row index, line, [inline tokens]) for every table row."""
+    table = -1
+    row = -1
+    line = 0
+    cells: list = []
+    for i, tok in enumerate(tokens):
+        if tok.type == "table_open":
+            table += 1
+            row = -1
+        elif tok.type == "tr_open":
+            row += 1
+            line = _line(tok, offset)
+            cells = []
+        elif tok.type in ("th_open", "td_open"):
+            cells.append(tokens[i + 1])
+        elif tok.type == "tr_close":
+            yield table, row, line, cells
+
+
+def tables(text: str) -> list[Cell]:
+    """Every table cell of the page, header cells included (row 0)."""
+    tokens, offset = _parse(text)
+    out: list[Cell] = []
+    headers: list[str] = []
+    for table, row, line, cells in _rows(tokens, offset):
+        texts = [_plain(c).strip() for c in cells]
+        if row == 0:
+            headers = texts
+        for col, cell_text in enumerate(texts):
+            header = headers[col] if col < len(headers) else ""
+            out.append(Cell(line, row, col, header, cell_text, rendered_width(cell_text), table))
+    return out
+
+
+# -- prose -------------------------------------------------------------------------------
+
+
+def prose_paragraphs(text: str) -> list[Paragraph]:
+    """Paragraphs of running prose: top-level and block-quoted paragraphs. Paragraphs
+    inside list items and table cells are structure, not prose, and are not counted."""
+    tokens, offset = _parse(text)
+    out: list[Paragraph] = []
+    in_list = 0
+    for i, tok in enumerate(tokens):
+        if tok.type in ("bullet_list_open", "ordered_list_open"):
+            in_list += 1
+        elif tok.type in ("bullet_list_close", "ordered_list_close"):
+            in_list -= 1
+        elif tok.type == "paragraph_open" and not in_list:
+            out.append(Paragraph(_line(tok, offset), _plain(tokens[i + 1]).strip()))
+    return out
+
+
+# -- Owed --------------------------------------------------------------------------------
+
+# A heading is an Owed section when its text, after an optional section number
+# ("7.", "7.1", "§7", "7)"), starts with the word "Owed". This is matched on the
+# heading's rendered text, which markdown-it has already separated from the `#`s.
+_OWED_TITLE = re.compile(r"^(?:§\s*)?(?:\d+(?:\.\d+)*[.)]?\s+)?owed\b", re.IGNORECASE)
+_OWNER = re.compile(r"(?:\bowner\s*[:=]\s*|\bowned\s+by\s+)([^\s,;)\]]+)|(?<![\w@])@([A-Za-z0-9][\w.-]*)", re.IGNORECASE)
+_ISSUE = re.compile(r"(?<![\w&])#(\d+)\b")
+_OWNER_HEADERS = {"owner", "owners", "owned by", "owner(s)"}
+_NO_OWNER = {"", "-", "—", "–", "none", "nobody", "unowned", "tbd", "?", "n/a"}
+
+
+def _sections(tokens, offset: int) -> list[Section]:
+    heads = []
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open":
+            heads.append((_line(tok, offset), int(tok.tag[1]), _plain(tokens[i + 1]).strip()))
+    out = []
+    for n, (line, level, title) in enumerate(heads):
+        end = 0
+        for later_line, later_level, _ in heads[n + 1:]:
+            if later_level <= level:
+                end = later_line - 1
+                break
+        out.append(Section(line, level, title, end))
+    return out
+
+
+def owed_sections(text: str) -> list[Section]:
+    """Headings titled Owed, numbered or not (`## Owed`, `## 7. Owed`, `### 7.2 Owed items`)."""
+    tokens, offset = _parse(text)
+    return [s for s in _sections(tokens, offset) if _OWED_TITLE.match(s.title)]
+
+
+def _owner_in(text: str) -> str | None:
+    match = _OWNER.search(text)
+    if not match:
+        return None
+    owner = (match.group(1) or match.group(2) or "").strip().rstrip(".")
+    return None if owner.lower() in _NO_OWNER else owner
+
+
+def owed_items(text: str) -> list[OwedItem]:
+    """Items under Owed sections: each body row of a table, each top-level list item.
+    An owner comes from a column headed Owner, or `owner: NAME`, `owned by NAME` or
+    `@handle` in the item's text; issue numbers from `#N`."""
+    tokens, offset = _parse(text)
+    sections = owed_sections(text)
+    if not sections:
+        return []
+
+    def section_of(line: int) -> Section | None:
+        for s in sections:
+            if line > s.line and (s.end_line == 0 or line <= s.end_line):
+                return s
+        return None
+
+    out: list[OwedItem] = []
+    headers: list[str] = []
+    for _, row, line, cells in _rows(tokens, offset):
+        texts = [_plain(c).strip() for c in cells]
+        if row == 0:
+            headers = [t.lower() for t in texts]
+            continue
+        section = section_of(line)
+        if section is None:
+            continue
+        joined = " | ".join(texts)
+        owner = None
+        for col, header in enumerate(headers):
+            if header in _OWNER_HEADERS and col < len(texts):
+                owner = None if texts[col].lower() in _NO_OWNER else texts[col]
+                break
+        else:
+            owner = _owner_in(joined)
+        issues = tuple(int(n) for n in _ISSUE.findall(joined))
+        out.append(OwedItem(line, joined, owner, issues, section.title))
+
+    depth = 0
+    for i, tok in enumerate(tokens):
+        if tok.type in ("bullet_list_open", "ordered_list_open"):
+            depth += 1
+        elif tok.type in ("bullet_list_close", "ordered_list_close"):
+            depth -= 1
+        elif tok.type == "list_item_open" and depth == 1:
+            line = _line(tok, offset)
+            section = section_of(line)
+            if section is None:
+                continue
+            # The item's text: every inline token up to its closing tag, nested lists included.
+            parts = []
+            level = tok.level
+            for later in tokens[i + 1:]:
+                if later.type == "list_item_close" and later.level == level:
+                    break
+                if later.type == "inline":
+                    parts.append(_plain(later))
+            item_text = " ".join(p.strip() for p in parts if p.strip())
+            out.append(OwedItem(line, item_text, _owner_in(item_text), tuple(int(n) for n in _ISSUE.findall(item_text)), section.title))
+    out.sort(key=lambda item: item.line)
+    return out
+
+
+# -- quoted figures ----------------------------------------------------------------------
+
+_NUM = r"\d+(?:\.\d+)?"
+_FIGURE = re.compile(r"(?<![\w.,/-])([~≈]\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(x|×|%|ms|µs|us|ns|s)(?![\w/])")
+_SPREADS = (
+    re.compile(rf"({_NUM})(?:\s*(?:-|–|to)\s*({_NUM}))?\s*%\s+spread"),
+    re.compile(rf"\bspread(?:s)?\s+(?:of\s+|is\s+|was\s+)?({_NUM})(?:\s*(?:-|–|to)\s*({_NUM}))?\s*%", re.IGNORECASE),
+)
+_PLUS_MINUS = re.compile(rf"±\s*({_NUM})\s*%")
+_ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
+
+
+def significant_digits(number: str) -> int:
+    """Significant digits of a number as written: `9.14` has 3, `0.05` has 1, `120` has 2."""
+    digits = number.replace(",", "").lstrip("+-")
+    if "." in digits:
+        whole, frac = digits.split(".", 1)
+        stripped = (whole + frac).lstrip("0")
+        return max(len(stripped), 1)
+    return max(len(digits.lstrip("0").rstrip("0")), 1)
+
+
+def _block_spread(text: str) -> tuple[float | None, list[tuple[int, int]]]:
+    """The widest spread stated in a block, in percent, and the spans that state it."""
+    spread: float | None = None
+    spans: list[tuple[int, int]] = []
+    for pattern in _SPREADS:
+        for m in pattern.finditer(text):
+            values = [float(g) for g in m.groups() if g]
+            spread = max([spread or 0.0, *values])
+            spans.append(m.span())
+    for m in _PLUS_MINUS.finditer(text):
+        spread = max(spread or 0.0, 2 * float(m.group(1)))  # ±w% is a spread of 2w%
+        spans.append(m.span())
+    return spread, spans
+
+
+def _figures_in(text: str, line: int, spread: float | None, skip: list[tuple[int, int]], ids: tuple[str, ...]) -> list[Figure]:
+    out = []
+    for m in _FIGURE.finditer(text):
+        if any(a <= m.start(2) < b for a, b in skip):
+            continue
+        number = m.group(2)
+        out.append(Figure(
+            line=line, text=m.group(0).strip(), value=float(number.replace(",", "")),
+            unit=m.group(3), digits=significant_digits(number), approximate=bool(m.group(1)),
+            spread_percent=spread, ids=ids,
+        ))
+    return out
+
+
+def quoted_figures(text: str) -> list[Figure]:
+    """Figures with a unit (x, %, s, ms, µs, ns) in paragraphs, list items, headings and
+    table rows, each with the spread stated in its own paragraph or table row: `21-23% spread`,
+    `spread of 5%`, `±2%` (a spread of 4%), or the row's cell under a column headed Spread.
+    Code spans are literal text and are skipped."""
+    tokens, offset = _parse(text)
+    out: list[Figure] = []
+    in_table = False
+    for tok in tokens:
+        if tok.type == "table_open":
+            in_table = True
+        elif tok.type == "table_close":
+            in_table = False
+        elif tok.type == "inline" and not in_table:
+            plain = _plain(tok, code=False)
+            spread, spans = _block_spread(plain)
+            ids = tuple(dict.fromkeys(_ULID.findall(plain + " " + " ".join(_hrefs(tok)))))
+            out.extend(_figures_in(plain, _line(tok, offset), spread, spans, ids))
+    headers: list[str] = []
+    for _, row, line, cells in _rows(tokens, offset):
+        texts = [_plain(c, code=False).strip() for c in cells]
+        if row == 0:
+            headers = [t.lower() for t in texts]
+            continue
+        spread_cols = {i for i, h in enumerate(headers) if "spread" in h}
+        spread: float | None = None
+        for col in spread_cols:
+            if col < len(texts):
+                values = [float(v) for v in re.findall(_NUM, texts[col])]
+                if values:
+                    spread = max([spread or 0.0, *values])
+        joined_hrefs = " ".join(h for c in cells for h in _hrefs(c))
+        ids = tuple(dict.fromkeys(_ULID.findall(" ".join(texts) + " " + joined_hrefs)))
+        for col, cell_text in enumerate(texts):
+            if col in spread_cols:
+                continue
+            cell_spread, spans = _block_spread(cell_text)
+            best = max((s for s in (spread, cell_spread) if s is not None), default=None)
+            out.extend(_figures_in(cell_text, line, best, spans, ids))
+    out.sort(key=lambda f: f.line)
+    return out
