@@ -1,0 +1,57 @@
+"""hyperfine JSON (`hyperfine --export-json FILE`).
+
+One measurement per command, its `times` as raw samples. hyperfine records neither the
+commit nor the machine nor the date: those are provenance gaps unless given on the
+command line. The commands of one file ran in one hyperfine invocation, so they share
+one allocation and can be compared attributably.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from .base import Draft, ImportOptions, fail, need, read_json
+
+FMT = "hyperfine"
+
+
+def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
+    drafts: list[Draft] = []
+    for path in paths:
+        doc = read_json(path, FMT)
+        results = need(doc, "results", list, path, "", FMT)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        allocation = {"id": f"hyperfine-{digest}", "scheduler": "local"}
+        for i, result in enumerate(results):
+            where = f"results[{i}]"
+            command = need(result, "command", str, path, where, FMT)
+            times = need(result, "times", list, path, where, FMT)
+            for j, t in enumerate(times):
+                if not isinstance(t, (int, float)) or isinstance(t, bool) or t < 0:
+                    raise fail(path, f"key {where}.times[{j}]", f"is {t!r}, expected seconds", "give the JSON hyperfine --export-json wrote")
+            codes = result.get("exit_codes") or []
+            failed = [c for c in codes if c not in (0, None)]
+            extra: dict[str, Any] = {
+                "format": FMT,
+                "mean": result.get("mean"),
+                "stddev": result.get("stddev"),
+                "user": result.get("user"),
+                "system": result.get("system"),
+                "parameters": result.get("parameters") or None,
+                "provenance_gaps": ["hyperfine records no commit, machine or date"],
+            }
+            data: dict[str, Any] = {"metric": command, "unit": "s", "lower_is_better": True, "command": command, "allocation": allocation, "title": f"hyperfine {command}"}
+            if failed:
+                # A run that exited non-zero timed something other than the command's work.
+                data["outcome"] = "failed"
+                data["notes"] = f"{len(failed)} of {len(codes)} runs exited non-zero (exit codes {sorted(set(failed))})"
+                extra["times"] = times
+            elif not times:
+                raise fail(path, f"key {where}.times", "is empty", "give the JSON of a hyperfine run that measured something")
+            else:
+                data["samples"] = times
+            data["extra"] = {k: v for k, v in extra.items() if v is not None}
+            drafts.append(Draft("measurement", data, str(path), None))
+    return drafts

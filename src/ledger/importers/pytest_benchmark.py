@@ -1,0 +1,86 @@
+"""pytest-benchmark JSON (`--benchmark-json` or `--benchmark-autosave` storage files).
+
+One measurement per benchmark. Raw round times are imported as samples when the file
+has them (`--benchmark-save-data`); otherwise the file's own min/median/max/IQR are kept
+and `ledger compare` says no significance test is possible without raw samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from .base import Draft, ImportOptions, fail, need, parse_date, read_json, source_from_commit
+
+FMT = "pytest-benchmark"
+
+
+def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
+    drafts: list[Draft] = []
+    for n, path in enumerate(paths):
+        doc = read_json(path, FMT)
+        benchmarks = need(doc, "benchmarks", list, path, "", FMT)
+        machine = need(doc, "machine_info", dict, path, "", FMT)
+        commit = doc.get("commit_info") if isinstance(doc.get("commit_info"), dict) else {}
+        source, gaps = source_from_commit(commit.get("id"), dirty=bool(commit.get("dirty")), what="commit_info.id")
+        if source and source.get("dirty"):
+            gaps.append("commit_info.dirty is true: the run had uncommitted changes whose diff is unknown")
+        observed = parse_date(doc.get("datetime"), path, "key datetime")
+        if observed is None:
+            gaps.append("datetime is missing: when the run happened is unknown")
+        node = str(machine.get("node") or "unknown-host")
+        stamp = doc.get("datetime") or hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        # One saved run is one allocation: the file does not say which boot of the host it ran on.
+        allocation = {"id": f"pytest-benchmark-{node}-{stamp}", "scheduler": "local", "hosts": [node]}
+        cpu = machine.get("cpu") if isinstance(machine.get("cpu"), dict) else {}
+        env: dict[str, Any] = {
+            "title": f"pytest-benchmark machine {node}",
+            "hostname": node,
+            "python": " ".join(str(machine[k]) for k in ("python_implementation", "python_version") if machine.get(k)) or None,
+            "cpu_model": cpu.get("brand_raw") or cpu.get("brand") or machine.get("processor") or None,
+            "cpu_count": cpu.get("count") if isinstance(cpu.get("count"), int) and cpu.get("count") > 0 else None,
+            "no_gpu_reason": "pytest-benchmark records no GPU",
+            "allocation": allocation,
+        }
+        if observed:
+            env["observed_at"] = observed
+        if source:
+            env["source"] = source
+        handle = f"env{n}"
+        drafts.append(Draft("environment", {k: v for k, v in env.items() if v is not None}, str(path), None, handle=handle))
+        for i, bench in enumerate(benchmarks):
+            where = f"benchmarks[{i}]"
+            name = need(bench, "fullname", str, path, where, FMT) if "fullname" in (bench if isinstance(bench, dict) else {}) else need(bench, "name", str, path, where, FMT)
+            stats = need(bench, "stats", dict, path, where, FMT)
+            data: dict[str, Any] = {"metric": name, "unit": "s", "lower_is_better": True, "statistic": "median", "allocation": allocation}
+            raw = stats.get("data")
+            if isinstance(raw, list) and raw:
+                data["samples"] = raw
+            else:
+                for key in ("median", "min", "max"):
+                    data[key] = need(stats, key, (int, float), path, f"{where}.stats", FMT)
+                if isinstance(stats.get("iqr"), (int, float)):
+                    data["iqr"] = stats["iqr"]
+                if isinstance(stats.get("rounds"), int):
+                    data["n"] = stats["rounds"]
+            extra: dict[str, Any] = {
+                "format": FMT,
+                "version": doc.get("version"),
+                "group": bench.get("group"),
+                "stats": {k: v for k, v in stats.items() if k != "data"},
+                "options": bench.get("options"),
+            }
+            for key in ("params", "extra_info"):
+                if bench.get(key):
+                    extra[key] = bench[key]
+            if gaps:
+                extra["provenance_gaps"] = gaps
+            data["extra"] = {k: v for k, v in extra.items() if v is not None}
+            data["title"] = f"pytest-benchmark {name}"
+            if observed:
+                data["observed_at"] = observed
+            if source:
+                data["source"] = source
+            drafts.append(Draft("measurement", data, str(path), None, refs={"environment": handle}))
+    return drafts
