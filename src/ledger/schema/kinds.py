@@ -338,6 +338,8 @@ class Gate(Envelope):
     load_avg: list[NonNegative] = Field(default_factory=list)
     format: str | None = Field(None, description="junit, ctest, ...")
     outcome: Literal["pass", "fail", "no-tests"]
+    failed_names: list[str] = Field(default_factory=list, description="Tests that failed or errored.")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Importer details, e.g. provenance_gaps.")
 
     @model_validator(mode="after")
     def _honest(self) -> "Gate":
