@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, str] = {
     "list": "ledger.cli.list:command",
     "schema": "ledger.cli.schema:command",
     "demo": "ledger.cli.demo:command",
+    "collect": "ledger.cli.collect:group",
 }
 
 
