@@ -1,0 +1,95 @@
+"""`ledger sandwich`: A, candidate, B on one allocation, interleaved for N rounds, and the verdict."""
+
+from __future__ import annotations
+
+import click
+
+from .add import build_stamping, stamping_options
+from .output import FORMAT_OPTION, console, open_ledger, print_json
+
+
+@click.command("sandwich")
+@click.option("--a", "a_cmd", metavar="CMD", default=None, help="The control command (arm A).")
+@click.option("--candidate", "candidate_cmd", metavar="CMD", default=None, help="The candidate command.")
+@click.option("--b", "b_cmd", metavar="CMD", default=None, help="Arm B (default: A again).")
+@click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True, help="Rounds of A, candidate, B.")
+@click.option("--contract", default=None, help="Contract id or name the arms are measured under (default: the config's).")
+@click.option("--floor", "floor_percent", type=click.FloatRange(min=0), default=None, help="Smallest |delta| that counts, percent (default: rules.sandwich-verdict.floor_percent, else 0.5).")
+@click.option("--label", "candidate_label", default=None, help="What the candidate changes (a commit, env flags).")
+@click.option("--title", default=None, help="One line for the sandwich record.")
+@click.option("--metric", default=None, help="Name of the measured metric (default: the LEDGER line's, else wall_time).")
+@click.option("--higher-is-better", is_flag=True, default=False, help="The metric is a rate (throughput), not a time.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds each command may run.")
+@click.option("--records", "record_ids", nargs=3, default=None, metavar="A X B", help="Sandwich three measurements already in the ledger instead of running commands.")
+@click.option("--dry-run", is_flag=True, default=False, help="Run and print the verdict; write nothing.")
+@stamping_options
+@FORMAT_OPTION
+@click.pass_context
+def command(ctx: click.Context, a_cmd, candidate_cmd, b_cmd, rounds, contract, floor_percent, candidate_label, title, metric,
+            higher_is_better, timeout, record_ids, dry_run, source_path, source_sha, allocation, topology, fmt: str) -> int:
+    """Run A, the candidate and B (A again) interleaved on this allocation, and record the verdict.
+
+    Each command either prints a `LEDGER {json}` line (its median is the arm's value) or
+    is timed by its wall time. The verdict is neutral unless |delta| clears both the
+    control drift |A - B| and the floor.
+
+        ledger sandwich --a 'python bench.py' --candidate 'FLAG=1 python bench.py' --rounds 3
+    """
+    from ..sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
+
+    ledger = open_ledger(ctx)
+    stamping = build_stamping(source_path, source_sha, allocation, topology)
+    if record_ids:
+        if a_cmd or candidate_cmd or b_cmd:
+            raise click.UsageError("give either --records A X B or commands (--a, --candidate), not both")
+        outcome = sandwich_from_records(ledger, *record_ids, floor_percent=floor_percent, candidate_label=candidate_label,
+                                        title=title, stamping=stamping, write=not dry_run)
+    else:
+        if not a_cmd or not candidate_cmd:
+            raise click.UsageError("--a CMD and --candidate CMD are required (or --records A X B)")
+        arms = [Arm(command=split_command(c)) if c else None for c in (a_cmd, candidate_cmd, b_cmd)]
+        show_bar = fmt == "text"
+        if show_bar:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            progress = Progress(TextColumn("[bold]sandwich[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                console=console(stderr=True), transient=False)
+            task = progress.add_task("", total=rounds * 3)
+
+            def on_progress(done: int, total: int, label: str, round_no: int) -> None:
+                name = {"a": "A", "candidate": "candidate", "b": "B"}.get(label, label)
+                progress.update(task, completed=done, description=f"round {round_no}/{rounds}: {name}")
+
+            with progress:
+                outcome = run_sandwich(ledger, arms[0], arms[1], arms[2], rounds=rounds, contract=contract, floor_percent=floor_percent,
+                                       lower_is_better=False if higher_is_better else None, metric=metric, candidate_label=candidate_label,
+                                       title=title, stamping=stamping, timeout=timeout, write=not dry_run, on_progress=on_progress)
+        else:
+            outcome = run_sandwich(ledger, arms[0], arms[1], arms[2], rounds=rounds, contract=contract, floor_percent=floor_percent,
+                                   lower_is_better=False if higher_is_better else None, metric=metric, candidate_label=candidate_label,
+                                   title=title, stamping=stamping, timeout=timeout, write=not dry_run)
+    r = outcome.result
+    ids = {label: getattr(m, "id", None) for label, m in outcome.measurements.items()}
+    sandwich_id = getattr(outcome.sandwich, "id", None)
+    if fmt == "json":
+        print_json({"sandwich": sandwich_id, "arms": ids, **r.as_dict(), "reason": r.reason(), "written": not dry_run})
+        return 0
+    from rich.table import Table
+
+    unit = outcome.sandwich.unit if outcome.sandwich is not None else ""
+    table = Table(show_header=True, header_style="bold")
+    for col in ("arm", "value", "record"):
+        table.add_column(col)
+    for label, name, value in (("a", "A", r.a), ("candidate", "candidate", r.candidate), ("b", "B", r.b)):
+        table.add_row(name, f"{value:.6g} {unit}".strip(), ids.get(label) or "-")
+    out = console()
+    out.print(table)
+    out.print(f"midpoint {r.midpoint:.6g}  delta {r.delta:+.6g} ({r.delta_percent:+.3f}%)  drift {r.drift_percent:.3f}%  floor {r.floor_percent:.3f}%")
+    for key, value in r.extra_deltas.items():
+        out.print(f"{key} {value:+.3f}")
+    out.print(f"verdict: [bold]{r.verdict}[/]  ({r.reason()})")
+    if sandwich_id:
+        out.print(f"sandwich {sandwich_id}")
+    elif dry_run:
+        out.print("dry run: nothing written")
+    return 0
