@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
+
+from ..errors import InputError, Problem
 
 from ..schema.envelope import Source
 from ..store.add import Stamping, add
@@ -23,7 +26,13 @@ def stamping_options(func):
 
 
 def build_stamping(source_path: str | None, source_sha: str | None, allocation: str | None, topology: str | None) -> Stamping:
-    source = Source(sha=source_sha) if source_sha else None
+    source = None
+    if source_sha:
+        try:
+            source = Source(sha=source_sha)
+        except ValidationError as exc:
+            msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise InputError("bad --source-sha", [Problem("<command line>", "--source-sha", msg, "give the commit's SHA, e.g. from `git rev-parse HEAD`")]) from None
     return Stamping(
         source_path=Path(source_path) if source_path else None,
         source=source,

@@ -4,6 +4,7 @@ so `ledger add` never pays for the site, the checker or torch."""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -20,6 +21,8 @@ SUBCOMMANDS: dict[str, str] = {
     "schema": "ledger.cli.schema:command",
     "demo": "ledger.cli.demo:command",
     "collect": "ledger.cli.collect:group",
+    "sandwich": "ledger.cli.sandwich:command",
+    "sampler": "ledger.cli.sampler:group",
 }
 
 
@@ -69,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+        if os.environ.get("LEDGER_DEBUG"):
+            raise
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo("error: this is a bug in ledger; rerun with LEDGER_DEBUG=1 for the traceback and report it", err=True)
+        return 2
     return int(rv or 0)
 
 

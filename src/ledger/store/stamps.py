@@ -49,7 +49,8 @@ def source_stamp(path: Path) -> Source:
             [Problem(str(path), "source", "the checkout has no commit yet", "commit the measured source first")],
         ) from None
     # Tracked changes only: untracked scratch files do not change what was measured.
-    diff = repo.git.diff("HEAD", "--binary")
+    # Exact bytes: gitpython would otherwise decode the diff and strip its last newline.
+    diff = repo.git.diff("HEAD", "--binary", stdout_as_string=False, strip_newline_in_stdout=False)
     dirty = bool(diff)
     repo_id = None
     try:
@@ -65,7 +66,7 @@ def source_stamp(path: Path) -> Source:
         repo=repo_id or str(Path(repo.working_tree_dir or path).resolve()),
         sha=sha,
         dirty=dirty,
-        diff_sha256=hashlib.sha256(diff.encode("utf-8", "surrogateescape")).hexdigest() if dirty else None,
+        diff_sha256=hashlib.sha256(diff).hexdigest() if dirty else None,
         branch=branch,
     )
 

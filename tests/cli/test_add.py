@@ -1,0 +1,123 @@
+"""`ledger add`, `show`, `list` through the real CLI on a real git repository."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import git, run_ledger
+from ledger.store import Ledger, content_hash
+
+
+def record_files(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "ledger" / "records").rglob("*.json"))
+
+
+def test_add_yaml_prints_id_and_writes_one_canonical_file(repo: Path) -> None:
+    (repo / "note.yaml").write_text("body: clocks looked low on node 3\ntitle: node 3 clocks\n")
+    result = run_ledger(repo, "add", "note", "note.yaml")
+    assert result.returncode == 0, result.stderr
+    rid = result.stdout.strip()
+    (path,) = record_files(repo)
+    assert path.name == f"{rid}.json"
+    assert path.parent.name == rid[-2:].lower() and path.parent.parent.name == "note"
+    raw = path.read_bytes()
+    data = json.loads(raw)
+    assert raw == (json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n").encode()
+    assert data["sha256"] == content_hash(data)
+    head = git(repo, "rev-parse", "HEAD").stdout.strip()
+    assert data["source"]["sha"] == head and data["source"]["dirty"] is False
+    assert data["allocation"]["scheduler"] == "local"
+    assert data["tool"] == {"name": "ledger", "version": "0.1.0"}
+
+
+def test_add_json_lines_many_and_json_format(repo: Path) -> None:
+    lines = "\n".join(json.dumps({"samples": [0.5 + i / 100, 0.51, 0.52], "title": f"run {i}"}) for i in range(5))
+    result = run_ledger(repo, "add", "measurement", "-", "--format", "json", input=lines + "\n")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [o["kind"] for o in out] == ["measurement"] * 5
+    assert len(record_files(repo)) == 5
+    rec = Ledger.open(repo).get(out[0]["id"])
+    assert rec.n == 3 and rec.median == 0.51 and rec.min == 0.5
+
+
+def test_show_json_goes_back_in_with_fresh_id_and_stamps(repo: Path) -> None:
+    first = run_ledger(repo, "add", "note", "-", "--allocation", "job-1", input='{"body": "first"}').stdout.strip()
+    shown = run_ledger(repo, "show", first, "--format", "json")
+    assert shown.returncode == 0
+    again = run_ledger(repo, "add", "note", "-", input=shown.stdout)
+    assert again.returncode == 0, again.stderr
+    second = again.stdout.strip()
+    assert second != first
+    a, b = (json.loads(run_ledger(repo, "show", i, "--format", "json").stdout) for i in (first, second))
+    assert a["body"] == b["body"] == "first"
+    assert a["allocation"]["id"] == "job-1" and b["allocation"]["id"] != "job-1"
+    assert a["sha256"] != b["sha256"]
+
+
+def test_show_text_and_prefix(repo: Path) -> None:
+    rid = run_ledger(repo, "add", "note", "-", input="body: '[red]not markup[/red]'").stdout.strip()
+    result = run_ledger(repo, "show", rid[:20])
+    assert result.returncode == 0, result.stderr
+    assert "[red]not markup[/red]" in result.stdout and rid in result.stdout
+
+
+def test_list_sorted_by_time_with_kind_filter(repo: Path) -> None:
+    ids = [run_ledger(repo, "add", "note", "-", input=f"body: n{i}").stdout.strip() for i in range(3)]
+    run_ledger(repo, "add", "issue", "-", input="number: 7\ntitle: seven")
+    rows = json.loads(run_ledger(repo, "list", "--kind", "note", "--format", "json").stdout)
+    assert [r["id"] for r in rows] == ids
+    table = run_ledger(repo, "list")
+    assert table.returncode == 0 and "issue" in table.stdout and ids[0] in table.stdout
+
+
+BAD_INPUTS = [
+    ("broken.json", '{"body": "x",,}', "note", "line 1, column 14", "JSON error"),
+    ("ok.yaml", "body: x", "nonsense", "KIND", "unknown kind"),
+    ("missing.yaml", "title: no body", "note", "field body", "Field required"),
+    ("typed.yaml", "samples: [0.1, fast]", "measurement", "field samples[1]", "valid number"),
+    ("nan.json", '{"samples": [0.1, NaN]}', "measurement", "nan.json", "NaN"),
+    ("nan.yaml", "samples: [0.1, .nan]", "measurement", "nan.yaml", "nan"),
+    ("negative.yaml", "samples: [0.1, -0.2]", "measurement", "field samples[1]", "must not be negative"),
+    ("dangling.yaml", "body: x\nsupersedes: [01K00000000000000000000000]", "note", "field supersedes[0]", "not in the ledger"),
+    ("extra.yaml", "body: x\nbdy: typo", "note", "field bdy", "Extra inputs"),
+    ("badline.jsonl", '{"body": "a"}\n{"body": \n', "note", "line 2", "JSON error"),
+]
+
+
+@pytest.mark.parametrize("name,text,kind,where,message", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_bad_input_exits_2_names_the_place_and_writes_nothing(repo: Path, name: str, text: str, kind: str, where: str, message: str) -> None:
+    (repo / name).write_text(text)
+    result = run_ledger(repo, "add", kind, name)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert where in result.stderr and message in result.stderr, result.stderr
+    assert record_files(repo) == []
+
+
+def test_one_bad_record_in_a_batch_writes_none(repo: Path) -> None:
+    text = '{"body": "good"}\n{"body": ""}\n{"body": "also good"}\n'
+    result = run_ledger(repo, "add", "note", "-", input=text)
+    assert result.returncode == 2 and "line 2, field body" in result.stderr
+    assert record_files(repo) == []
+
+
+def test_unknown_id_and_missing_ledger_exit_2(repo: Path, tmp_path: Path) -> None:
+    assert run_ledger(repo, "show", "01K00000000000000000000000").returncode == 2
+    elsewhere = tmp_path / "empty"
+    elsewhere.mkdir()
+    result = run_ledger(elsewhere, "list")
+    assert result.returncode == 2 and "ledger init" in result.stderr
+
+
+def test_references_resolve_or_are_refused(repo: Path) -> None:
+    contract = run_ledger(repo, "add", "contract", "-", input=(
+        "name: c1\nmodel: m\nparam_precision: fp32\noptimizer_state_precision: fp32\n"
+        "compute_precision: bf16\nwarmup_steps: 10\nmeasured_steps: 20\n")).stdout.strip()
+    ok = run_ledger(repo, "add", "measurement", "-", input=json.dumps({"contract": contract, "samples": [1.0]}))
+    assert ok.returncode == 0, ok.stderr
+    bad = run_ledger(repo, "add", "measurement", "-", input=json.dumps({"contract": contract[:-1] + "Z", "samples": [1.0]}))
+    assert bad.returncode == 2 and "field contract" in bad.stderr

@@ -1,0 +1,76 @@
+"""`ledger demo`: the example campaign, its derived stopping point, and the document's digits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import git, run_ledger
+
+# From ../shared/context/fastvideo-ltx2-mfu-campaign.txt, "Current stopping point".
+DOCUMENT = {
+    "4x GB200": ("2/8", 0.707865914, "11.301575", "40.810314"),
+    "8x GB200": ("3/24", 0.993335918, "24.161011", "43.623053"),
+}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> tuple[Path, dict]:
+    target = tmp_path_factory.mktemp("demo") / "campaign"
+    result = run_ledger(Path.cwd(), "demo", str(target), "--no-site", "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    return target, json.loads(result.stdout)
+
+
+def test_demo_is_a_committed_git_repository(demo) -> None:
+    target, summary = demo
+    assert git(target, "status", "--porcelain").stdout == ""
+    assert int(git(target, "rev-list", "--count", "HEAD").stdout) == 2
+    assert summary["counts"]["decision"] == 11 and summary["counts"]["sandwich"] == 3
+    assert summary["contract"] == "ltx2-t2v-fp32master-81x480x832"
+
+
+def test_stopping_point_recomputes_the_documents_figures(demo) -> None:
+    _, summary = demo
+    rows = summary["stopping_point"]
+    assert [(r["topology"], r["status"]) for r in rows] == [
+        ("1x GB200", "no valid step: OOM"),
+        ("4x GB200", "final"),
+        ("8x GB200", "fastest accepted"),
+        ("8x GB200", "baseline-ineligible: degraded allocation"),
+    ]
+    for row in rows[1:3]:
+        batch, median, throughput, mfu = DOCUMENT[row["topology"]]
+        assert row["batch"] == batch and row["median_s"] == median
+        assert f"{row['throughput']:.6f}" == throughput
+        assert f"{row['mfu_percent']:.6f}" == mfu
+    assert f"{rows[3]['mfu_percent']:.6f}" == "30.478319"
+
+
+def test_demo_sandwich_verdicts_match_the_document(demo) -> None:
+    target, _ = demo
+    sandwiches = json.loads(run_ledger(target, "list", "--kind", "sandwich", "--format", "json").stdout)
+    verdicts = {}
+    for row in sandwiches:
+        rec = json.loads(run_ledger(target, "show", row["id"], "--format", "json").stdout)
+        verdicts[rec["title"].split(" ")[0] + " " + rec["allocation"]["topology"]] = (rec["verdict"], round(rec["delta_percent"], 3), round(rec["drift_percent"], 3))
+    assert verdicts["Re-gate 4x GB200"] == ("neutral", 0.184, 0.044)
+    assert verdicts["Env-only 4x GB200"][0:2] == ("faster", -1.083)
+    assert verdicts["Env-only 8x GB200"][0:2] == ("neutral", 0.016)
+
+
+def test_demo_text_output_and_refuses_a_non_empty_folder(demo) -> None:
+    target, _ = demo
+    again = run_ledger(Path.cwd(), "demo", str(target), "--no-site")
+    assert again.returncode == 2 and "not empty" in again.stderr
+
+
+def test_demo_historical_bf16_runs_are_non_comparable(demo) -> None:
+    target, _ = demo
+    rows = json.loads(run_ledger(target, "list", "--kind", "measurement", "--format", "json").stdout)
+    bf16 = [r for r in rows if "BF16" in r["summary"]]
+    rec = json.loads(run_ledger(target, "show", bf16[0]["id"], "--format", "json").stdout)
+    assert rec["comparable"] is False and "dit_precision=bf16" in rec["non_comparable_reason"]
+    assert rec["links"]["tracker_runs"] == ["5h2cy7m9", "zj6wqtpg", "nzh2k20t", "gbjiw7og"]
