@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "ledger.cli.demo:command",
     "collect": "ledger.cli.collect:group",
     "sandwich": "ledger.cli.sandwich:command",
+    "sandwich": "ledger.cli.sandwich:command",
     "sampler": "ledger.cli.sampler:group",
 }
 
