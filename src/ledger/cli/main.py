@@ -22,7 +22,6 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "ledger.cli.demo:command",
     "collect": "ledger.cli.collect:group",
     "sandwich": "ledger.cli.sandwich:command",
-    "sandwich": "ledger.cli.sandwich:command",
     "sampler": "ledger.cli.sampler:group",
 }
 
