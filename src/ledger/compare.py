@@ -1,0 +1,316 @@
+"""Compare two measurements, or two sets of measurements, honestly.
+
+The difference of medians, a Mann-Whitney U test on the raw samples (as asv does), an
+effect size (Cliff's delta and the Hodges-Lehmann shift), every figure trimmed to what
+its spread supports (:mod:`ledger.figures`). A comparison across contracts, metrics or
+units is refused. One across allocations is refused unless asked for, and then it is
+labelled not attributable: the users' records show a cross-allocation delta attributed
+to a code change, when the machine had changed.
+
+One measurement contributes its raw samples; a set contributes one value per
+measurement (its median), so a set compares run-to-run variation.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .errors import LedgerError, Problem
+from .figures import MAX_DIGITS, format_figure, supported_digits_from_samples, trim
+
+#: Exact U distribution when there are no ties and the sides are this small together.
+EXACT_LIMIT = 200
+#: Pairs above which the Hodges-Lehmann shift is computed on quantiles of each side.
+HL_PAIR_LIMIT = 1_000_000
+
+
+class Refused(LedgerError):
+    """The two sides must not be compared (other contract, metric, unit or allocation)."""
+
+
+@dataclass
+class Side:
+    ids: list[str]
+    values: list[float]
+    basis: str  # "samples", "one value per measurement", "summary only"
+    metric: str
+    unit: str
+    median: float
+    n: int
+    allocation: str | None
+    contract: str | None
+    median_text: str = ""
+
+
+@dataclass
+class UTest:
+    u: float
+    p: float | None
+    method: str  # "exact", "normal approximation", "not testable"
+    min_p: float | None = None
+    note: str | None = None
+
+
+@dataclass
+class Comparison:
+    a: Side
+    b: Side
+    difference: float
+    difference_text: str
+    percent: float | None
+    percent_text: str | None
+    ratio: float | None
+    test: UTest
+    cliffs_delta: float | None
+    cliffs_magnitude: str | None
+    hodges_lehmann: float | None
+    hodges_lehmann_text: str | None
+    alpha: float
+    verdict: str
+    attributable: bool
+    label: str
+    contract: str | None
+    lower_is_better: bool
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- statistics -----------------------------------------------------------------------------
+# Hand-written because scipy is not a dependency, and one rank test does not justify it.
+
+
+def _ranks_with_ties(a: Sequence[float], b: Sequence[float]) -> tuple[float, list[int]]:
+    """U of `b` over `a` (pairs b > a, ties count one half) and the sizes of tie groups."""
+    sa = sorted(a)
+    u = 0.0
+    for y in b:
+        lo, hi = bisect_left(sa, y), bisect_right(sa, y)
+        u += lo + 0.5 * (hi - lo)
+    pooled = sorted([*a, *b])
+    ties, i = [], 0
+    while i < len(pooled):
+        j = i
+        while j + 1 < len(pooled) and pooled[j + 1] == pooled[i]:
+            j += 1
+        if j > i:
+            ties.append(j - i + 1)
+        i = j + 1
+    return u, ties
+
+
+def _u_distribution(m: int, n: int) -> list[int]:
+    """Counts of arrangements for U = 0..m*n: coefficients of the Gaussian binomial [m+n, m]_q."""
+    coeffs = [1]
+    for i in range(1, m + 1):
+        # multiply by (1 - q^(n+i)), then divide exactly by (1 - q^i)
+        grown = coeffs + [0] * (n + i)
+        for k in range(len(grown) - 1, n + i - 1, -1):
+            grown[k] -= grown[k - n - i]
+        for k in range(i, len(grown)):
+            grown[k] += grown[k - i]
+        coeffs = grown[: m * n + 1] if len(grown) > m * n + 1 else grown
+    return coeffs[: m * n + 1]
+
+
+def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> UTest:
+    """Two-sided Mann-Whitney U test: exact without ties on small sides, else the normal
+    approximation with tie and continuity corrections."""
+    m, n = len(a), len(b)
+    if m == 0 or n == 0:
+        return UTest(0.0, None, "not testable", note="a side has no values")
+    u, ties = _ranks_with_ties(a, b)
+    total = math.comb(m + n, m)
+    min_p = min(1.0, 2.0 / total)
+    if not ties and m + n <= EXACT_LIMIT:
+        dist = _u_distribution(m, n)
+        k = int(round(u))
+        lower = sum(dist[: k + 1]) / total
+        upper = sum(dist[k:]) / total
+        return UTest(u, min(1.0, 2.0 * min(lower, upper)), "exact", min_p)
+    big_n = m + n
+    tie_term = sum(t**3 - t for t in ties) / (big_n * (big_n - 1)) if big_n > 1 else 0.0
+    var = m * n / 12.0 * ((big_n + 1) - tie_term)
+    if var <= 0:
+        return UTest(u, 1.0, "normal approximation", min_p, "all values are equal")
+    z = max(abs(u - m * n / 2.0) - 0.5, 0.0) / math.sqrt(var)
+    return UTest(u, math.erfc(z / math.sqrt(2.0)), "normal approximation", min_p)
+
+
+def cliffs_delta(a: Sequence[float], b: Sequence[float]) -> float:
+    """P(b > a) - P(b < a), from -1 to 1."""
+    sa = sorted(a)
+    more = less = 0
+    for y in b:
+        less += len(sa) - bisect_right(sa, y)  # a > y
+        more += bisect_left(sa, y)  # a < y
+    return (more - less) / (len(a) * len(b))
+
+
+def cliffs_magnitude(delta: float) -> str:
+    # Thresholds of Romano et al. (2006), the ones commonly quoted with Cliff's delta.
+    d = abs(delta)
+    return "negligible" if d < 0.147 else "small" if d < 0.33 else "medium" if d < 0.474 else "large"
+
+
+def _quantiles(values: Sequence[float], k: int) -> list[float]:
+    ordered = sorted(values)
+    if len(ordered) <= k:
+        return ordered
+    return [ordered[round(i * (len(ordered) - 1) / (k - 1))] for i in range(k)]
+
+
+def hodges_lehmann(a: Sequence[float], b: Sequence[float]) -> float:
+    """Median of all pairwise differences b - a: a shift estimate robust to outliers."""
+    if len(a) * len(b) > HL_PAIR_LIMIT:
+        a, b = _quantiles(a, 1000), _quantiles(b, 1000)
+    return statistics.median(y - x for y in b for x in a)
+
+
+def uncertainty(values: Sequence[float]) -> float | None:
+    """A 90% confidence half-width of the median, estimated from the interquartile values.
+
+    The same estimate ledger.figures uses to decide digits (torch.utils.benchmark's), so a
+    difference's digits follow the same rule as each side's; None with fewer than 2 values.
+    """
+    ordered = sorted(values)
+    if len(ordered) < 2:
+        return None
+    lower, upper = len(ordered) // 4, math.ceil(3 * len(ordered) / 4)
+    middle = ordered[lower:upper] or ordered
+    std = statistics.pstdev(middle) if len(middle) > 1 else 0.0
+    return 1.645 * std / math.sqrt(len(middle))
+
+
+def _text(value: float, spread: float | None, unit: str = "") -> str:
+    if spread is None:
+        return f"{trim(value, MAX_DIGITS):g}{unit}"
+    if spread == 0:
+        return f"{trim(value, MAX_DIGITS):g}{unit}"
+    return format_figure(value, spread, unit)
+
+
+# -- the comparison ---------------------------------------------------------------------------
+
+
+def _side(records: list[Any], label: str) -> Side:
+    first = records[0]
+    if len(records) == 1:
+        rec = first
+        values = list(rec.samples) if rec.samples else [rec.median]
+        basis = "samples" if rec.samples else "summary only"
+    else:
+        values = [r.median for r in records]
+        basis = "one value per measurement"
+    allocs = {r.allocation.id if r.allocation else None for r in records}
+    contracts = {r.contract for r in records}
+    if len(contracts) > 1:
+        raise Refused(f"set {label} mixes contracts", [Problem(label, "contract", f"the measurements of {label} name different contracts: {sorted(map(str, contracts))}", "compare within one contract")])
+    median = statistics.median(values)
+    side = Side(
+        ids=[r.id for r in records], values=values, basis=basis, metric=first.metric, unit=first.unit, median=median, n=len(values),
+        allocation=allocs.pop() if len(allocs) == 1 else "several: " + ", ".join(sorted(a or "none" for a in allocs)),
+        contract=first.contract,
+    )
+    digits_spread = uncertainty(values)
+    side.median_text = _text(median, digits_spread, "") if digits_spread is None else format(trim(median, supported_digits_from_samples(values)), "g")
+    return side
+
+
+def check_comparable(a: list[Any], b: list[Any]) -> list[str]:
+    """Refuse what must not be compared; return warnings for what may be, with care."""
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    for label, recs in (("A", a), ("B", b)):
+        for r in recs:
+            if r.kind != "measurement":
+                problems.append(Problem(r.id, "kind", f"is a {r.kind}, not a measurement", "compare measurement records (`ledger list measurement`)"))
+                continue
+            if r.outcome != "ok":
+                problems.append(Problem(r.id, "outcome", f"outcome is {r.outcome}: there is no valid value to compare", "compare runs that produced a value"))
+            if not r.comparable:
+                problems.append(Problem(r.id, "comparable", f"is a non-comparable diagnostic: {r.non_comparable_reason}", "compare runs measured under the contract"))
+            if r.health == "degraded":
+                warnings.append(f"{label}: {r.id} ran on a degraded allocation ({'; '.join(r.health_reasons) or 'no reason recorded'})")
+    if problems:
+        raise Refused("not comparable", problems)
+    every = [*a, *b]
+    for name in ("metric", "unit", "lower_is_better"):
+        values = {getattr(r, name) for r in every}
+        if len(values) > 1:
+            problems.append(Problem("A vs B", name, f"differs: {sorted(map(str, values))}", f"compare measurements of one {name}"))
+    contracts = {r.contract for r in every}
+    if len(contracts) > 1:
+        problems.append(Problem("A vs B", "contract", f"the sides were measured under different contracts ({', '.join(sorted(c or 'none' for c in contracts))})", "compare within one contract; a changed contract needs its own baseline"))
+    if problems:
+        raise Refused("not comparable", problems)
+    if contracts == {None}:
+        warnings.append("no contract named on either side: that the two were measured alike is not established")
+    return warnings
+
+
+def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False, alpha: float = 0.05) -> Comparison:
+    """Compare measurement records `a` against `b` (B relative to A)."""
+    if not a or not b:
+        raise Refused("nothing to compare", [Problem("<command line>", "A B", "both sides need at least one measurement", "give two ids, or two comma-separated lists")])
+    overlap = {r.id for r in a} & {r.id for r in b}
+    if overlap:
+        raise Refused("a record on both sides", [Problem("<command line>", "A B", f"{sorted(overlap)[0]} is on both sides", "give each measurement once")])
+    warnings = check_comparable(a, b)
+    sa, sb = _side(a, "A"), _side(b, "B")
+    allocs = {r.allocation.id if r.allocation else None for r in [*a, *b]}
+    attributable = len(allocs) == 1 and None not in allocs
+    if not attributable:
+        where = ", ".join(sorted(x or "unknown" for x in allocs))
+        if not allow_cross_allocation:
+            raise Refused(
+                "cross-allocation comparison refused",
+                [Problem("A vs B", "allocation", f"the measurements ran on different or unknown allocations ({where}); a difference could be the machine, not the change",
+                         "measure A, candidate and B on one allocation (`ledger sandwich`), or pass --allow-cross-allocation for a comparison labelled not attributable")],
+            )
+        label = f"NOT ATTRIBUTABLE: different or unknown allocations ({where}); the difference may be the machine, not the change"
+    else:
+        label = f"one allocation ({allocs.pop()})"
+    lower_is_better = a[0].lower_is_better
+    diff = sb.median - sa.median
+    ua, ub = uncertainty(sa.values), uncertainty(sb.values)
+    diff_unc = math.hypot(ua, ub) if ua is not None and ub is not None else None
+    percent = 100.0 * diff / sa.median if sa.median else None
+    ratio = sb.median / sa.median if sa.median else None
+    test = mann_whitney_u(sa.values, sb.values)
+    if sa.basis == "summary only" or sb.basis == "summary only":
+        test = UTest(test.u, None, "not testable", None, "no raw samples on one side (the source file kept only summaries)")
+    elif test.min_p is not None and test.min_p > alpha:
+        test.note = f"too few values: the smallest p these sizes allow is {test.min_p:.2g}, above alpha {alpha}"
+    delta = cliffs_delta(sa.values, sb.values)
+    hl = hodges_lehmann(sa.values, sb.values)
+    if test.p is None or (test.min_p is not None and test.min_p > alpha):
+        verdict = "not testable"
+    elif test.p < alpha:
+        better = (diff < 0) == lower_is_better
+        verdict = "B better" if better else "B worse"
+    else:
+        verdict = "no significant difference"
+    if diff_unc is None:
+        warnings.append("spread unknown on a side with one value: figures are not trimmed by spread")
+    return Comparison(
+        a=sa, b=sb, difference=diff, difference_text=_text(diff, diff_unc, f" {sa.unit}"),
+        percent=percent, percent_text=_text(percent, 100.0 * diff_unc / sa.median if diff_unc is not None and sa.median else None, "%") if percent is not None else None,
+        ratio=ratio, test=test, cliffs_delta=delta, cliffs_magnitude=cliffs_magnitude(delta), hodges_lehmann=hl,
+        hodges_lehmann_text=_text(hl, diff_unc, f" {sa.unit}"), alpha=alpha, verdict=verdict, attributable=attributable, label=label,
+        contract=a[0].contract, lower_is_better=lower_is_better, warnings=warnings,
+    )
+
+
+def load_side(ledger: Any, text: str) -> list[Any]:
+    """Records for one side: an id (or unique prefix), or a comma-separated list of them."""
+    ids = [t.strip() for t in text.split(",") if t.strip()]
+    if not ids:
+        raise Refused("empty side", [Problem("<command line>", "A B", f"{text!r} names no record", "give an id or a comma-separated list of ids")])
+    return [ledger.get(i) for i in ids]
