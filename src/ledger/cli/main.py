@@ -20,6 +20,8 @@ SUBCOMMANDS: dict[str, str] = {
     "list": "ledger.cli.list:command",
     "schema": "ledger.cli.schema:command",
     "demo": "ledger.cli.demo:command",
+    "import": "ledger.cli.import_:command",
+    "compare": "ledger.cli.compare:command",
     "collect": "ledger.cli.collect:group",
     "sandwich": "ledger.cli.sandwich:command",
     "sampler": "ledger.cli.sampler:group",
