@@ -391,6 +391,83 @@ class Issue(Envelope):
     spec: str | None = Field(None, description="Spec page this issue belongs to.")
 
 
+class ProcessMemory(Model):
+    """One sampled process: how it was found and the peaks of its series."""
+
+    pid: int = Field(..., ge=0)
+    name: str = Field(..., description="The process name (comm) when first seen.")
+    found_by: Literal["pid", "name", "child", "descendant"] = Field(..., description="Exact pid, exact name (comm or argv[0] basename), or the launched command's process tree.")
+    samples: int = Field(0, ge=0)
+    anon_peak_bytes: int | None = Field(None, ge=0, description="Peak RssAnon.")
+    file_peak_bytes: int | None = Field(None, ge=0, description="Peak RssFile (file-backed, e.g. mmap'd weights).")
+    shmem_peak_bytes: int | None = Field(None, ge=0)
+    gpu_peak_bytes: int | None = Field(None, ge=0, description="Peak GPU memory of the process (NVML compute apps).")
+    cpu_cores_max: NonNegative | None = Field(None, description="Most cores busy between two samples.")
+    cpu_cores_mean: NonNegative | None = None
+
+
+class PhaseProcessDelta(Model):
+    process: str = Field(..., description="`name[pid]`.")
+    anon_delta_bytes: int | None = None
+    file_delta_bytes: int | None = None
+    gpu_delta_bytes: int | None = None
+    anon_peak_rise_bytes: int | None = Field(None, description="Highest RssAnon inside the phase minus its value at the start.")
+    cpu_cores_mean: NonNegative | None = None
+
+
+class PhaseSummary(Model):
+    name: str = Field(..., min_length=1)
+    start_s: NonNegative = Field(..., description="Seconds after sampling began.")
+    end_s: NonNegative
+    source: Literal["api", "marker"] = "api"
+    mem_available_delta_bytes: int | None = Field(None, description="MemAvailable at the end minus at the start (negative: memory was taken).")
+    mem_available_min_bytes: int | None = Field(None, ge=0)
+    gpu_utilization_max_percent: NonNegative | None = None
+    processes: list[PhaseProcessDelta] = Field(default_factory=list)
+
+
+class GpuSampling(Model):
+    nvml: bool = Field(False, description="True when NVML answered.")
+    reason: str | None = Field(None, description="Why there is no GPU column, when there is none.")
+    devices: int = Field(0, ge=0)
+    utilization_max_percent: NonNegative | None = None
+    utilization_nonzero_samples: int | None = Field(None, ge=0)
+    memory_used_peak_bytes: int | None = Field(None, ge=0, description="Device memory used (may be unsupported, e.g. on unified-memory parts).")
+
+
+class MemoryProfile(Envelope):
+    """A process sampler's run: MemAvailable, per-process anon/file RSS, GPU memory, phases.
+
+    The summary lives here; the full series is a compact attachment (gzip'd JSON Lines)
+    whose path and sha256 are in `attachments`.
+    """
+
+    KIND: ClassVar[str] = "memory-profile"
+    SUMMARY_FIELD: ClassVar[str] = "command"
+    kind: Literal["memory-profile"] = "memory-profile"
+
+    command: str | None = None
+    exit_code: int | None = None
+    targets: list[str] = Field(default_factory=list, description="How processes were chosen, e.g. `name=python3`, `pid=123`, `child`.")
+    interval_s: NonNegative
+    duration_s: NonNegative
+    samples: int = Field(..., ge=0)
+    mem_total_bytes: int | None = Field(None, ge=0)
+    mem_available_start_bytes: int | None = Field(None, ge=0)
+    mem_available_min_bytes: int | None = Field(None, ge=0)
+    mem_available_end_bytes: int | None = Field(None, ge=0)
+    processes: list[ProcessMemory] = Field(default_factory=list)
+    phases: list[PhaseSummary] = Field(default_factory=list)
+    gpu: GpuSampling = Field(default_factory=GpuSampling)
+    series: str | None = Field(None, description="The attachment (relative to the records folder) holding the full series.")
+
+    @model_validator(mode="after")
+    def _series_attached(self) -> "MemoryProfile":
+        if self.series is not None and self.series not in self.attachments:
+            raise ValueError(f"series {self.series!r} is not in attachments: its sha256 must be recorded")
+        return self
+
+
 class Note(Envelope):
     """Anything else worth keeping."""
 

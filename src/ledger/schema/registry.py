@@ -18,6 +18,7 @@ from .kinds import (
     Hypothesis,
     Issue,
     Measurement,
+    MemoryProfile,
     Mutation,
     Note,
     Sandwich,
@@ -38,6 +39,7 @@ KINDS: dict[str, type[Envelope]] = {
         Mutation,
         Issue,
         Note,
+        MemoryProfile,
     )
 }
 
