@@ -137,9 +137,9 @@ class FlopAuditResult:
     def report(self) -> str:
         lines = [f"analytic {self.analytic_flop_per_sample:,} FLOP/sample; FlopCounterMode {self.counted_flop_per_sample:,} "
                  f"FLOP/sample ({self.samples_per_step} sample(s) per step)"]
-        lines += [f"  analytic  {name:<58} {v:>24,}" for name, v in self.analytic_terms.items()]
-        lines += [f"  counted   {name:<58} {v:>24,}" for name, v in sorted(self.counted_by_op.items())]
-        lines += [f"  itemised  {name:<58} {v:>24,}" for name, v in self.itemised.items()]
+        lines += [f"  analytic     {name:<56} {v:>24,}" for name, v in self.analytic_terms.items()]
+        lines += [f"  counted/step {name:<56} {v:>24,}" for name, v in sorted(self.counted_by_op.items())]
+        lines += [f"  itemised     {name:<56} {v:>24,}" for name, v in self.itemised.items()]
         if self.uncounted_ops:
             lines.append("  ran but counted zero (supply custom_mapping or itemise them): "
                          + ", ".join(f"{k} x{v}" for k, v in sorted(self.uncounted_ops.items())))
