@@ -85,7 +85,9 @@ def read_json(path: Path, fmt: str, *, allow_nan: bool = False) -> Any:
     except json.JSONDecodeError as exc:
         raise fail(path, f"line {exc.lineno}, column {exc.colno}", f"does not parse as JSON: {exc.msg}", f"give the JSON file {fmt} wrote, unchanged") from None
     except ValueError as exc:
-        raise fail(path, "", f"holds the non-number {exc}", f"{fmt} does not write {exc}; give the file it wrote") from None
+        at = text.find(str(exc))
+        where = f"line {text.count(chr(10), 0, at) + 1}" if at >= 0 else ""
+        raise fail(path, where, f"holds the non-number {exc}", f"{fmt} does not write {exc}; give the file it wrote") from None
 
 
 def need(obj: Any, key: str, typ: type | tuple[type, ...], path: Path, where: str, fmt: str) -> Any:
