@@ -1,0 +1,99 @@
+"""Artifact policy: compact text records only. A size cap per file, no binary content, no
+secrets (tracker API keys, cloud and hub tokens), no merge-conflict markers, and
+attachments that are regular files inside the records folder matching their sha256."""
+
+from __future__ import annotations
+
+import re
+
+from .registry import Rule, register
+from .result import ERROR
+
+register(
+    Rule(
+        "record-size", "artifacts", ERROR,
+        "A record or attachment file is larger than the cap. The ledger keeps compact evidence; "
+        "raw logs, traces and checkpoints belong in the tracker, linked from `links`.",
+        "Keep the summary and raw per-step samples; move the bulk to the tracker and link it.",
+        {"max_bytes": 262144}, {"max_bytes": "Largest file in the records folder, in bytes."},
+    ),
+    Rule(
+        "binary-content", "artifacts", ERROR,
+        "A file in the records folder holds binary content: NUL bytes, bytes that are not UTF-8, "
+        "or a long base64 run inside a string.",
+        "Record numbers and text only; put binaries (traces, images, checkpoints) elsewhere and link them.",
+        {"max_base64_chars": 4096}, {"max_base64_chars": "Longest base64-looking run allowed inside a string."},
+    ),
+    Rule(
+        "secrets", "artifacts", ERROR,
+        "A record, attachment or page carries a credential: a W&B API key, a Hugging Face, AWS, "
+        "GitHub, GCP, OpenAI or Slack token, or a private key. Pushed once, it is public for good.",
+        "Remove the secret (records are append-only: write a corrected record and do not push this one) "
+        "and rotate the credential.",
+    ),
+    Rule(
+        "conflict-markers", "artifacts", ERROR,
+        "A ledger or page file holds git merge-conflict markers (`<<<<<<< `, `>>>>>>> `).",
+        "Resolve the conflict; records never conflict unless a file was edited, which append-only forbids.",
+    ),
+    Rule(
+        "attachments", "artifacts", ERROR,
+        "A record's attachment is missing, a symlink, outside the records folder (absolute or `../`), "
+        "or its bytes do not match the sha256 the record gives.",
+        "Attach a regular file inside the records folder and record the sha256 of its bytes.",
+    ),
+)
+
+# Credential shapes, from each vendor's documented token format.
+SECRET_PATTERNS: dict[str, re.Pattern[bytes]] = {
+    "W&B API key": re.compile(rb"(?i:wandb[_\-. ]?(?:api[_\-. ]?)?key)\W{0,6}[0-9a-f]{40}\b"),
+    "W&B API key in a netrc or URL": re.compile(rb"(?i:api\.wandb\.ai\W{1,40}password)\s+[0-9a-f]{40}\b"),
+    "Hugging Face token": re.compile(rb"\bhf_[A-Za-z0-9]{30,}\b"),
+    "AWS access key id": re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    "AWS secret access key": re.compile(rb"(?i:aws_secret_access_key)\W{0,6}[A-Za-z0-9/+]{40}\b"),
+    "GitHub token": re.compile(rb"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b"),
+    "GCP API key": re.compile(rb"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    "GCP service-account key": re.compile(rb"service_account.{0,400}private_key|private_key.{0,400}service_account", re.S),
+    "OpenAI key": re.compile(rb"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}\b"),
+    "Slack token": re.compile(rb"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
+    "private key": re.compile(rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
+}
+# One pass over the bytes finds whether any pattern may match; the named search runs only then.
+_ANY_SECRET = re.compile(b"|".join(b"(?:" + p.pattern + b")" for p in SECRET_PATTERNS.values()), re.S)
+_CONFLICT = re.compile(rb"^(?:<{7}|>{7})(?: |$)", re.M)
+_BASE64 = {}
+
+
+def line_of(raw: bytes, offset: int) -> int:
+    return raw.count(b"\n", 0, offset) + 1
+
+
+def find_secrets(raw: bytes) -> list[tuple[str, int]]:
+    """(what, line) for every credential found."""
+    if not _ANY_SECRET.search(raw):
+        return []
+    out = []
+    for what, pattern in SECRET_PATTERNS.items():
+        for m in pattern.finditer(raw):
+            out.append((what, line_of(raw, m.start())))
+    return out
+
+
+def find_conflicts(raw: bytes) -> list[int]:
+    return [line_of(raw, m.start()) for m in _CONFLICT.finditer(raw)]
+
+
+def binary_reason(raw: bytes, max_base64: int) -> tuple[str, int] | None:
+    if b"\0" in raw:
+        return "holds NUL bytes", line_of(raw, raw.index(b"\0"))
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return "is not UTF-8 text", line_of(raw, exc.start)
+    pattern = _BASE64.get(max_base64)
+    if pattern is None:
+        pattern = _BASE64[max_base64] = re.compile(rb"[A-Za-z0-9+/]{%d,}={0,2}" % max_base64)
+    m = pattern.search(raw)
+    if m:
+        return f"holds a {m.end() - m.start()}-character base64 run (binary content encoded as text)", line_of(raw, m.start())
+    return None

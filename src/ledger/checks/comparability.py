@@ -1,0 +1,58 @@
+"""Comparability: a sandwich's arms share one allocation and one contract, and an MFU
+figure needs a FLOP audit of the same contract. (From the MFU campaign: a run under a
+different contract, or on another allocation, was compared as if it were the baseline.)"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .records import Info
+from .registry import Rule, register
+from .result import ERROR
+
+register(
+    Rule(
+        "sandwich-arms", "comparability", ERROR,
+        "A sandwich's arms (control_a, candidate, control_b) are measurements on ONE allocation "
+        "under ONE contract, the sandwich's own. A cross-allocation delta is not attributable to the change.",
+        "Re-run all three arms on one allocation under one contract (`ledger sandwich`), and record that.",
+    ),
+    Rule(
+        "mfu-audit", "comparability", ERROR,
+        "A measurement that reports mfu_percent names a flop_audit record whose contract is the "
+        "measurement's contract: an MFU numerator nobody audited is not evidence.",
+        "Record the FLOP audit for this contract (`ledger collect flops` or `ledger add flop-audit`) "
+        "and point the measurement's flop_audit at it.",
+    ),
+)
+
+Lookup = Callable[[str], "Info | None"]
+
+
+def check(info: Info, lookup: Lookup, emit) -> None:
+    """Emit violations for one record; `lookup(id)` finds referenced records."""
+    if info.kind == "sandwich" and info.arms:
+        arms = {name: lookup(ref) for name, ref in info.arms}
+        found = {name: arm for name, arm in arms.items() if arm is not None}
+        for name, arm in found.items():
+            if arm.kind != "measurement":
+                emit("sandwich-arms", info.path, f"arm {name} is a {arm.kind} record, not a measurement", field=name)
+        allocations = {arm.allocation for arm in found.values()}
+        if len(allocations) > 1:
+            detail = ", ".join(f"{name} on {arm.allocation}" for name, arm in found.items())
+            emit("sandwich-arms", info.path, f"arms ran on {len(allocations)} allocations ({detail}); a sandwich is one allocation", field="allocation")
+        contracts = {arm.contract for arm in found.values()} | ({info.contract} if info.contract else set())
+        if len(contracts) > 1:
+            detail = ", ".join(f"{name} under {arm.contract}" for name, arm in found.items())
+            emit("sandwich-arms", info.path, f"arms and sandwich name {len(contracts)} contracts ({detail}; sandwich: {info.contract})", field="contract")
+    if info.kind == "measurement" and info.mfu:
+        if not info.flop_audit:
+            emit("mfu-audit", info.path, "reports mfu_percent but names no flop_audit", field="flop_audit")
+            return
+        audit = lookup(info.flop_audit)
+        if audit is None:
+            return  # reference-resolves reports the dangling id
+        if audit.kind != "flop-audit":
+            emit("mfu-audit", info.path, f"flop_audit points at a {audit.kind} record", field="flop_audit")
+        elif audit.contract != info.contract:
+            emit("mfu-audit", info.path, f"the FLOP audit is for contract {audit.contract}, the measurement is under {info.contract}", field="flop_audit")

@@ -1,0 +1,137 @@
+"""Page rules, on Markdown parsed by markdown-it-py (ledger.pages): rendered table-cell
+width, a prose-paragraph budget per page, owed items owned under a high-water mark, and
+figures quoted with no more significant figures than their spread supports.
+
+A page may turn a rule off for itself in its front matter:
+
+    ---
+    prose_budget: 12          # this page's own budget
+    check: {off: [figures-spread]}
+    ---
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import pages
+from ..figures import supported_digits_relative
+from .registry import Rule, register
+from .result import ERROR
+
+register(
+    Rule(
+        "cell-width", "pages", ERROR,
+        "A rendered table cell (what the reader sees: no markup, no link targets) is wider than "
+        "the limit. Wide cells break the published tables.",
+        "Shorten the cell: move detail to prose under the table or to the record it cites.",
+        {"max_chars": 220}, {"max_chars": "Widest rendered cell, in columns (wide characters count 2)."},
+    ),
+    Rule(
+        "prose-budget", "pages", ERROR,
+        "A page has more prose paragraphs (top-level and quoted; lists and tables are structure) "
+        "than its budget: `prose_budget` in its front matter, else the default.",
+        "Cut or merge paragraphs, move detail into records or tables, or raise the page's "
+        "`prose_budget` in its front matter in a change that argues for it.",
+        {"max_paragraphs": 35}, {"max_paragraphs": "Default budget for pages without `prose_budget`."},
+    ),
+    Rule(
+        "owed-high-water", "pages", ERROR,
+        "Items under Owed sections (`## Owed`, `## 7. Owed`, ...) have owners: an Owner column, "
+        "`owner: NAME`, `@handle`, or an issue `#N` whose issue record has an owner. The number of "
+        "unowned items may not exceed the high-water mark, and when it falls below it the same "
+        "change lowers the mark: the mark only goes down.",
+        "Give the item an owner, or file an issue with an owner and name it (#N). When the count "
+        "drops, set rules.owed-high-water.high_water in ledger.yaml to the new count.",
+        {"high_water": 0}, {"high_water": "Unowned owed items allowed across all pages; lower it as items get owners."},
+    ),
+    Rule(
+        "figures-spread", "pages", ERROR,
+        "A quoted figure (9.14x, 12.5%, 0.223 s) carries more significant figures than its spread "
+        "supports, decided as torch.utils.benchmark does: floor(log10(median / spread)), 1 to 4. "
+        "The spread is the one stated in the same paragraph or table row (`21-23% spread`, `±2%`, "
+        "a Spread column) or that of a measurement record the block names by id.",
+        "Quote only the supported figures, approximately (`~9x at 16-20 workers`), with the conditions.",
+    ),
+)
+
+Emit = Callable[..., None]
+
+
+def page_settings(text: str) -> tuple[dict, str | None]:
+    """(front matter, error) of a page."""
+    try:
+        return dict(pages.front_matter(text).data), None
+    except ValueError as exc:
+        return {}, str(exc)
+
+
+def turned_off(front: dict) -> set[str]:
+    check = front.get("check") or {}
+    off = check.get("off") if isinstance(check, dict) else None
+    return {str(x) for x in off} if isinstance(off, list) else set()
+
+
+def check_page(path: str, text: str, active: dict, emit: Emit, spread_of: Callable[[str], float | None]) -> None:
+    front, error = page_settings(text)
+    if error:
+        emit("prose-budget", path, error, fix="fix the front matter YAML")
+    off = turned_off(front)
+
+    def on(rule_id: str) -> bool:
+        return rule_id in active and rule_id not in off
+
+    if on("cell-width"):
+        limit = active["cell-width"].params["max_chars"]
+        for cell in pages.tables(text):
+            if cell.width > limit:
+                emit("cell-width", path, f"table cell (row {cell.row}, column {cell.header or cell.column + 1}) renders {cell.width} characters wide, over {limit}", line=cell.line)
+    if on("prose-budget"):
+        budget = front.get("prose_budget", active["prose-budget"].params["max_paragraphs"])
+        paragraphs = pages.prose_paragraphs(text)
+        if isinstance(budget, int) and len(paragraphs) > budget:
+            emit("prose-budget", path, f"has {len(paragraphs)} prose paragraphs, over the {budget} budget (the first over budget starts here)", line=paragraphs[budget].line)
+    if on("figures-spread"):
+        for fig in pages.quoted_figures(text):
+            if fig.approximate:
+                continue
+            spread = fig.spread_percent
+            if spread is None:
+                spreads = [s for s in (spread_of(i) for i in fig.ids) if s is not None]
+                spread = max(spreads) if spreads else None
+            if spread is None or spread <= 0:
+                continue
+            allowed = supported_digits_relative(spread)
+            if fig.digits > allowed:
+                emit("figures-spread", path, f"{fig.text} carries {fig.digits} significant figures; a {spread:g}% spread supports {allowed}", line=fig.line)
+
+
+def owed_count(texts: dict[str, str], issue_owner: Callable[[int], str | None]) -> tuple[int, list[tuple[str, int, str]]]:
+    """Unowned owed items across pages: (count, [(path, line, text)])."""
+    unowned = []
+    for path, text in sorted(texts.items()):
+        front, _ = page_settings(text)
+        if "owed-high-water" in turned_off(front):
+            continue
+        for item in pages.owed_items(text):
+            if item.owner:
+                continue
+            if any(issue_owner(n) for n in item.issues):
+                continue
+            unowned.append((path, item.line, item.text))
+    return len(unowned), unowned
+
+
+def check_high_water(texts: dict[str, str], active: dict, emit: Emit, issue_owner: Callable[[int], str | None], config_file: str) -> None:
+    if "owed-high-water" not in active:
+        return
+    mark = active["owed-high-water"].params["high_water"]
+    count, unowned = owed_count(texts, issue_owner)
+    field = "rules.owed-high-water.high_water"
+    if count > mark:
+        listed = "; ".join(f"{p}:{line} {text[:60]}" for p, line, text in unowned[:8])
+        more = f" and {len(unowned) - 8} more" if len(unowned) > 8 else ""
+        emit("owed-high-water", config_file, f"{count} unowned owed items, above the high-water mark of {mark}: {listed}{more}", field=field)
+    elif count < mark:
+        emit("owed-high-water", config_file, f"{count} unowned owed items, below the high-water mark of {mark}; the mark only goes down", field=field,
+             fix=f"set rules.owed-high-water.high_water to {count} in ledger.yaml in this change")

@@ -1,0 +1,93 @@
+"""Rules as data: each rule has an id, a severity, default parameters, documentation and a
+fix message. `ledger.yaml`'s `rules:` mapping overrides severities and parameters by id:
+
+    rules:
+      cell-width: {max_chars: 200}
+      sha-abbreviated: {severity: error}
+      figures-spread: {severity: off}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError, Problem
+from .result import ERROR, WARNING
+
+SEVERITIES = (ERROR, WARNING, "off")
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    family: str  # module of ledger.checks that implements it
+    severity: str
+    doc: str  # what it checks and why (from the users' records)
+    fix: str  # what to do when it fires
+    params: dict[str, Any] = field(default_factory=dict)
+    #: Documentation of each parameter.
+    param_docs: dict[str, str] = field(default_factory=dict)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def register(*rules: Rule) -> None:
+    for rule in rules:
+        RULES[rule.id] = rule
+
+
+def all_rules() -> dict[str, Rule]:
+    """Every rule, importing the families that declare them."""
+    from . import artifacts, comparability, history, pages_rules, records  # noqa: F401
+
+    return RULES
+
+
+@dataclass(frozen=True)
+class Active:
+    """A rule as configured: its effective severity and parameters."""
+
+    rule: Rule
+    severity: str
+    params: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.rule.id
+
+
+def configure(config_rules: dict[str, dict[str, Any]] | None, config_file: str = "ledger.yaml") -> dict[str, Active]:
+    """Merge the config's `rules:` over the defaults. Unknown ids or parameters are errors (exit 2)."""
+    rules = all_rules()
+    problems: list[Problem] = []
+    active: dict[str, Active] = {}
+    given = dict(config_rules or {})
+    for rule_id in given:
+        if rule_id not in rules:
+            problems.append(Problem(config_file, f"rules.{rule_id}", f"no rule {rule_id!r}", "`ledger rules` lists the rule ids"))
+    for rule_id, rule in rules.items():
+        override = given.get(rule_id) or {}
+        if not isinstance(override, dict):
+            problems.append(Problem(config_file, f"rules.{rule_id}", "must be a mapping of severity and parameters", f"e.g. `{rule_id}: {{severity: warning}}`"))
+            continue
+        severity = str(override.get("severity", rule.severity))
+        if severity not in SEVERITIES:
+            problems.append(Problem(config_file, f"rules.{rule_id}.severity", f"severity {severity!r} is not one of {', '.join(SEVERITIES)}", "use error, warning or off"))
+        params = dict(rule.params)
+        for key, value in override.items():
+            if key == "severity":
+                continue
+            if key not in rule.params:
+                problems.append(Problem(config_file, f"rules.{rule_id}.{key}", f"rule {rule_id} has no parameter {key!r}", f"its parameters: {', '.join(rule.params) or 'none'}"))
+                continue
+            default = rule.params[key]
+            if default is not None and not isinstance(value, type(default)) and not (isinstance(default, float) and isinstance(value, int)):
+                problems.append(Problem(config_file, f"rules.{rule_id}.{key}", f"must be {type(default).__name__}, not {type(value).__name__}", f"default: {default!r}"))
+                continue
+            params[key] = value
+        active[rule_id] = Active(rule, severity, params)
+    if problems:
+        raise ConfigError("the rules in the config are invalid", problems)
+    return active

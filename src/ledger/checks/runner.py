@@ -1,0 +1,386 @@
+"""Run the rules over the whole ledger (`--all`) or over what a range of commits adds
+(`--base REF`, `--pre-push`)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import defaultdict
+from pathlib import Path, PurePosixPath
+
+from ..config import CONFIG_NAME
+from ..errors import InputError, Problem
+from . import comparability
+from .gitio import EMPTY_TREE, ZERO, Git, GitError
+from .history import STATUS_WORDS
+from .keyindex import key_index
+from .pages_rules import check_high_water, check_page
+from .records import FileRules, Info, inspect_artifact, inspect_batch, inspect_file, inspect_paths
+from .registry import RULES, Active, configure
+from .result import CheckResult, Violation
+
+FILE_RULES = ("schema-valid", "content-hash", "unique-id", "record-size", "binary-content", "secrets", "conflict-markers")
+#: Below this many records a whole-ledger check runs in one process (a pool costs ~50 ms).
+POOL_THRESHOLD = 4000
+
+
+class Checker:
+    def __init__(self, ledger, mode: str):
+        self.ledger = ledger
+        self.active: dict[str, Active] = {k: a for k, a in configure(ledger.config.rules, CONFIG_NAME).items() if a.severity != "off"}
+        self.result = CheckResult(mode=mode, rules=sorted(self.active))
+        self.records_rel = PurePosixPath(ledger.config.records).as_posix().strip("/")
+        self.specs_rel = PurePosixPath(ledger.config.specs).as_posix().strip("/")
+        self.infos: dict[str, Info] = {}
+        self._git: Git | None = None
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    @property
+    def git(self) -> Git:
+        if self._git is None:
+            self._git = Git(self.ledger.root)
+        return self._git
+
+    def emit(self, rule_id: str, file: str, message: str, *, line: int | None = None, field: str | None = None, fix: str | None = None) -> None:
+        active = self.active.get(rule_id)
+        if active is None:
+            return
+        self.result.violations.append(Violation(file, line, field, rule_id, active.severity, message, fix if fix is not None else RULES[rule_id].fix))
+
+    def file_rules(self) -> FileRules:
+        on = {r: self.active[r].severity for r in FILE_RULES if r in self.active}
+        return FileRules(on, {r: self.active[r].params for r in on}, prefix=self.records_rel + "/")
+
+    def lookup(self, record_id: str) -> Info | None:
+        return self.infos.get(record_id)
+
+    # -- cross-record rules ----------------------------------------------------------------
+
+    def cross_checks(self, new: list[Info], lookup, exists) -> None:
+        for info in new:
+            for where, ref in info.refs:
+                if not exists(ref):
+                    self.emit("reference-resolves", info.path, f"refers to record {ref}, which is not in the ledger", field=where)
+            comparability.check(info, lookup, self.emit)
+        self.check_shas(new)
+
+    def check_shas(self, infos: list[Info]) -> None:
+        if "sha-resolves" not in self.active and "sha-abbreviated" not in self.active:
+            return
+        by_sha: dict[str, list[Info]] = defaultdict(list)
+        for info in infos:
+            if info.sha:
+                by_sha[info.sha].append(info)
+        if not by_sha:
+            return
+        source = Git((self.ledger.root / self.ledger.config.source).resolve())
+        if not source.is_repo():
+            first = next(iter(by_sha.values()))[0]
+            self.emit("sha-resolves", CONFIG_NAME, f"the source checkout {self.ledger.config.source!r} is not a git repository, so {len(by_sha)} SHA(s) cannot be checked (first in {first.path})", field="source",
+                      fix="point `source` in ledger.yaml at a clone of the measured repository")
+            return
+        resolved = source.resolve_commits(list(by_sha))
+        reachable = source.reachable([c for c in resolved.values() if c])
+        for sha, infos_at in by_sha.items():
+            full = resolved.get(sha)
+            for info in infos_at:
+                if full is None:
+                    self.emit("sha-resolves", info.path, f"source commit {sha} does not resolve in the source checkout", field="source.sha")
+                elif len(sha) < 40:
+                    self.emit("sha-abbreviated", info.path, f"source commit {sha} is abbreviated (it resolves to {full})", field="source.sha")
+                elif full not in reachable:
+                    self.emit("sha-abbreviated", info.path, f"source commit {sha} is historical: no branch or tag contains it, so a fresh clone will not have it", field="source.sha")
+
+    def check_unique(self, infos: list[Info], existing: dict[str, dict[str, list[str]]] | None = None) -> None:
+        """Unique keys among `infos`, and against `existing` (kind -> key -> paths) when given."""
+        seen: dict[tuple[str, str], str] = {}
+        for info in infos:
+            for name, value in info.keys:
+                key = (info.kind, f"{name}={value}")
+                where = [seen[key]] if key in seen else []
+                if existing is not None:
+                    where += [f"{self.records_rel}/{info.kind}/{p}" for p in existing.get(info.kind, {}).get(key[1], [])]
+                if where:
+                    self.emit("unique-key", info.path, f"{info.kind} {name} {value} is already used by {where[0]}", field=name)
+                seen.setdefault(key, info.path)
+
+    def check_attachment(self, info: Info, read) -> None:
+        for rel, digest in info.attachments:
+            path = PurePosixPath(rel)
+            if path.is_absolute() or ".." in path.parts:
+                self.emit("attachments", info.path, f"attachment {rel!r} is outside the records folder", field=f"attachments.{rel}")
+                continue
+            problem, data = read(path.as_posix())
+            if problem:
+                self.emit("attachments", info.path, f"attachment {rel!r} {problem}", field=f"attachments.{rel}")
+            elif hashlib.sha256(data).hexdigest() != digest:
+                self.emit("attachments", info.path, f"attachment {rel!r} does not match its sha256", field=f"attachments.{rel}")
+
+    def page_checks(self, pages_text: dict[str, str], checked: list[str], issue_owner) -> None:
+        rules = self.file_rules()
+
+        def spread_of(record_id: str) -> float | None:
+            info = self.lookup(record_id)
+            return info.spread_percent if info else None
+
+        for path in checked:
+            text = pages_text[path]
+            for v in inspect_artifact(path, text.encode("utf-8"), rules, text_page=True):
+                self.result.violations.append(v)
+            check_page(path, text, self.active, self.emit, spread_of)
+        self.result.pages_checked = len(checked)
+        check_high_water(pages_text, self.active, self.emit, issue_owner, CONFIG_NAME)
+
+    # -- --all -----------------------------------------------------------------------------
+
+    def run_all(self) -> None:
+        root = self.ledger.records_dir
+        paths = []
+        if root.is_dir():
+            for folder, dirs, files in os.walk(root):
+                dirs.sort()
+                rel = os.path.relpath(folder, root)
+                for name in files:
+                    if name.startswith(".tmp-") or name == ".gitignore":
+                        continue
+                    paths.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
+        rules = self.file_rules()
+        violations, infos = _inspect_all(str(root), paths, rules)
+        self.result.violations.extend(violations)
+        self.result.records_checked = sum(1 for p in paths if p.endswith(".json"))
+        by_id: dict[str, Info] = {}
+        for info in infos:
+            if info.id in by_id:
+                self.emit("unique-id", info.path, f"id {info.id} is also the id of {by_id[info.id].path}", field="id")
+            by_id.setdefault(info.id, info)
+        self.infos = by_id
+        self.check_unique(infos)
+        self.cross_checks(infos, self.lookup, lambda ref: ref in by_id)
+        if "attachments" in self.active:
+            for info in infos:
+                self.check_attachment(info, lambda rel: _read_fs(root, rel))
+        issues = {i.number: i.owner for i in infos if i.kind == "issue"}
+        pages_text = {}
+        spec_dir = self.ledger.specs_dir
+        if spec_dir.is_dir():
+            for page in sorted(spec_dir.rglob("*.md")):
+                pages_text[page.relative_to(self.ledger.root).as_posix()] = page.read_text(encoding="utf-8", errors="replace")
+        self.page_checks(pages_text, list(pages_text), issues.get)
+        config = self.ledger.root / CONFIG_NAME
+        if config.is_file():
+            self.result.violations.extend(inspect_artifact(CONFIG_NAME, config.read_bytes(), rules, text_page=True))
+
+    # -- ranges ----------------------------------------------------------------------------
+
+    def run_range(self, base: str, head: str) -> None:
+        git = self.git
+        self.result.ranges.append((base, head))
+        top = git.toplevel
+        prefix = self.ledger.root.resolve().relative_to(top.resolve()).as_posix()
+        prefix = "" if prefix == "." else prefix + "/"
+        rec_prefix = f"{prefix}{self.records_rel}/"
+        spec_prefix = f"{prefix}{self.specs_rel}/"
+        changes = git.diff(base, head, [rec_prefix, spec_prefix, prefix + CONFIG_NAME])
+        added: list[str] = []
+        pages_changed: list[str] = []
+        rel = lambda p: p[len(prefix):]  # noqa: E731  path relative to the ledger root
+        for status, path in changes:
+            if path.startswith(rec_prefix):
+                if status == "A":
+                    added.append(path)
+                else:
+                    self.emit("append-only", rel(path), f"record file {STATUS_WORDS.get(status, 'changed')} against {base[:12]}")
+            elif path.startswith(spec_prefix) and path.endswith(".md") and status in "AMT":
+                pages_changed.append(path)
+            elif path == prefix + CONFIG_NAME and status in "AM":
+                raw = git.read_blobs([f"{head}:{path}"]).get(f"{head}:{path}") or b""
+                self.result.violations.extend(inspect_artifact(CONFIG_NAME, raw, self.file_rules(), text_page=True))
+        blobs = git.read_blobs([f"{head}:{p}" for p in added])
+        batch = [(p[len(rec_prefix):], blobs.get(f"{head}:{p}") or b"") for p in added if p.endswith(".json") or True]
+        violations, infos = inspect_batch(batch, self.file_rules())
+        self.result.violations.extend(violations)
+        self.result.records_checked += sum(1 for p in added if p.endswith(".json"))
+        new_ids: dict[str, Info] = {}
+        for info in infos:
+            if info.id in new_ids:
+                self.emit("unique-id", info.path, f"id {info.id} is also the id of {new_ids[info.id].path}", field="id")
+            new_ids.setdefault(info.id, info)
+        self.infos.update(new_ids)
+
+        from ..schema.registry import KINDS
+        from ..store.ledger import shard_of
+
+        def spec(commit: str, kind: str, rid: str) -> str:
+            return f"{commit}:{rec_prefix}{kind}/{shard_of(rid)}/{rid}.json"
+
+        # Ids the push adds must not exist in the base tree under any kind.
+        if "unique-id" in self.active and base != EMPTY_TREE and new_ids:
+            olds = git.read_blobs([spec(base, k, rid) for rid in new_ids for k in KINDS])
+            for rid, info in new_ids.items():
+                for k in KINDS:
+                    if olds.get(spec(base, k, rid)) is not None and f"{rec_prefix}{k}/" not in info.path:
+                        self.emit("unique-id", info.path, f"id {rid} is already the id of a {k} record", field="id")
+
+        # Referenced records: the push's own, else read from the head tree (12 paths per id, one batch).
+        wanted = {ref for info in infos for _, ref in info.refs} - set(new_ids)
+        if wanted:
+            found = git.read_blobs([spec(head, k, rid) for rid in wanted for k in KINDS])
+            quiet = FileRules()
+            for rid in wanted:
+                for k in KINDS:
+                    raw = found.get(spec(head, k, rid))
+                    if raw is not None:
+                        _, info = inspect_file(f"{k}/{shard_of(rid)}/{rid}.json", raw, quiet)
+                        if info is not None:
+                            self.infos[rid] = info
+                        break
+        self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
+
+        if "unique-key" in self.active:
+            existing: dict[str, dict[str, list[str]]] = {}
+            for kind in {i.kind for i in infos if i.keys}:
+                existing[kind] = key_index(git, base, f"{rec_prefix}{kind}", kind, KINDS[kind].UNIQUE_KEYS) if base != EMPTY_TREE else {}
+            self.check_unique(infos, existing)
+
+        if "attachments" in self.active:
+            def read_git(relpath: str):
+                full = f"{rec_prefix}{relpath}"
+                mode = git.text("ls-tree", head, "--", full, check=False).split(" ")[0]
+                if not mode:
+                    return "is missing", b""
+                if mode == "120000":
+                    return "is a symlink", b""
+                if mode != "100644" and mode != "100755":
+                    return "is not a regular file", b""
+                return None, git.read_blobs([f"{head}:{full}"])[f"{head}:{full}"] or b""
+            for info in infos:
+                self.check_attachment(info, read_git)
+
+        # Pages: the changed ones are checked; the high-water mark counts all of them.
+        all_pages = [p for p in git.ls_tree(head, spec_prefix) if p.endswith(".md")]
+        texts = git.read_blobs([f"{head}:{p}" for p in all_pages])
+        pages_text = {rel(p): (texts.get(f"{head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
+        issue_numbers = set()
+        from .. import pages as pages_mod
+
+        for text in pages_text.values():
+            for item in pages_mod.owed_items(text):
+                if not item.owner:
+                    issue_numbers.update(item.issues)
+        owners: dict[int, str | None] = {}
+        if issue_numbers:
+            index = key_index(git, head, f"{rec_prefix}issue", "issue", ("number",))
+            paths = {n: index.get(f"number={n}", [None])[0] for n in issue_numbers}
+            blobs = git.read_blobs([f"{head}:{rec_prefix}issue/{p}" for p in paths.values() if p])
+            import json
+
+            for n, p in paths.items():
+                raw = blobs.get(f"{head}:{rec_prefix}issue/{p}") if p else None
+                owners[n] = json.loads(raw).get("owner") if raw else None
+        self.page_checks(pages_text, [rel(p) for p in pages_changed], owners.get)
+
+    # -- pre-push --------------------------------------------------------------------------
+
+    def new_ref_base(self, local: str, remote: str | None) -> str:
+        """For a ref the remote does not have yet: the closest commit the remote already has."""
+        git = self.git
+        pattern = f"refs/remotes/{remote}" if remote else "refs/remotes"
+        candidates = git.text("for-each-ref", "--format=%(objectname)", pattern, check=False).split()
+        best, best_count = EMPTY_TREE, None
+        for sha in dict.fromkeys(candidates):
+            mb = git.text("merge-base", local, sha, check=False)
+            if not mb:
+                continue
+            count = int(git.text("rev-list", "--count", f"{mb}..{local}"))
+            if best_count is None or count < best_count:
+                best, best_count = mb, count
+        return best
+
+
+def _read_fs(root: Path, rel: str):
+    path = root / rel
+    if path.is_symlink():
+        return "is a symlink", b""
+    if not path.exists():
+        return "is missing", b""
+    if not path.is_file():
+        return "is not a regular file", b""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return "resolves outside the records folder", b""
+    return None, path.read_bytes()
+
+
+def _inspect_all(root: str, paths: list[str], rules: FileRules) -> tuple[list[Violation], list[Info]]:
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
+    if len(paths) < POOL_THRESHOLD or workers < 2:
+        return inspect_paths(root, paths, rules)
+    import multiprocessing
+
+    # Fork: the workers inherit the imported schema and its compiled validators.
+    ctx = multiprocessing.get_context("fork")
+    chunk = max(500, len(paths) // (workers * 4))
+    chunks = [paths[i:i + chunk] for i in range(0, len(paths), chunk)]
+    violations: list[Violation] = []
+    infos: list[Info] = []
+    from ..schema.registry import record_adapter
+
+    record_adapter()  # build the validator once, before forking
+    with ctx.Pool(workers) as pool:
+        for found, got in pool.starmap(inspect_paths, [(root, c, rules) for c in chunks]):
+            violations.extend(found)
+            infos.extend(got)
+    return violations, infos
+
+
+def parse_pre_push(text: str) -> list[tuple[str, str, str, str]]:
+    lines = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            raise InputError("bad pre-push input", [Problem("<stdin>", f"line {n}", f"expected `LOCAL_REF LOCAL_SHA REMOTE_REF REMOTE_SHA`, got {line!r}", "run through git's pre-push hook (`ledger hook install`)")])
+        lines.append((parts[0], parts[1], parts[2], parts[3]))
+    return lines
+
+
+def run_check(ledger, *, mode: str = "all", base: str | None = None, pre_push_input: str | None = None, remote: str | None = None) -> CheckResult:
+    """Check the ledger. mode: "all" (every record and page), "base" (what HEAD adds since
+    `base`, compared with their merge base) or "pre-push" (what git's pre-push input adds).
+    Raises LedgerError (exit 2) for bad usage; violations are in the result."""
+    start = time.perf_counter()
+    checker = Checker(ledger, mode)
+    try:
+        if mode == "all":
+            checker.run_all()
+        elif mode == "base":
+            if not base:
+                raise InputError("--base needs a ref", [Problem("<command line>", "--base", "no ref given", "e.g. `ledger check --base origin/main`")])
+            git = checker.git
+            head = git.rev("HEAD")
+            try:
+                ref = git.rev(base)
+            except GitError:
+                raise InputError(f"no such ref {base!r}", [Problem("<command line>", "--base", f"{base!r} is not a commit here", "fetch it first, or give a branch, tag or SHA")]) from None
+            merge_base = git.text("merge-base", ref, head, check=False) or ref
+            checker.run_range(merge_base, head)
+        elif mode == "pre-push":
+            for local_ref, local_sha, remote_ref, remote_sha in parse_pre_push(pre_push_input or ""):
+                if local_sha == ZERO:
+                    continue  # deleting a remote branch adds nothing
+                if remote_sha == ZERO:
+                    checker.run_range(checker.new_ref_base(local_sha, remote), local_sha)
+                elif not checker.git.has_commit(remote_sha):
+                    checker.emit("append-only", remote_ref, f"the remote's {remote_ref} is at {remote_sha[:12]}, which is not here, so this push cannot be compared with it", fix="`git fetch` first, then push again")
+                else:
+                    checker.run_range(remote_sha, local_sha)
+        else:
+            raise InputError(f"unknown mode {mode!r}", [Problem("<api>", "mode", f"unknown mode {mode!r}", "use all, base or pre-push")])
+    except GitError as exc:
+        raise InputError("git failed", [Problem(str(ledger.root), "git", str(exc), "run inside a git checkout of the ledger")]) from None
+    checker.result.seconds = time.perf_counter() - start
+    return checker.result
