@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, run_ledger
-from ledger.store import Ledger, content_hash
+from ledger.store import Ledger, canonical_bytes, content_hash
 
 
 def record_files(root: Path) -> list[Path]:
@@ -25,7 +25,8 @@ def test_add_yaml_prints_id_and_writes_one_canonical_file(repo: Path) -> None:
     assert path.parent.name == rid[-2:].lower() and path.parent.parent.name == "note"
     raw = path.read_bytes()
     data = json.loads(raw)
-    assert raw == (json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n").encode()
+    assert raw == canonical_bytes(data) and raw.endswith(b"}\n")
+    assert list(data) == sorted(data) and b'\n  "allocation": {' in raw
     assert data["sha256"] == content_hash(data)
     head = git(repo, "rev-parse", "HEAD").stdout.strip()
     assert data["source"]["sha"] == head and data["source"]["dirty"] is False
