@@ -1,0 +1,173 @@
+"""What every page renderer reads: the ledger's records loaded once, indexed, and linked.
+
+A record is *cited* when another record, a spec page or an index page points at it; each
+cited record gets a page of its own. The rest are listed on grouped pages (by kind, month
+and chunk), so a ledger of 100k records still builds in a bounded number of pages.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from markupsafe import Markup
+
+from ..schema.envelope import Envelope
+from .escape import md_inline
+
+#: Kinds shown on an index page (decisions, hypotheses, sandwiches, contracts, audits,
+#: issues): each of their records gets a page.
+INDEXED_KINDS = frozenset({"decision", "hypothesis", "sandwich", "contract", "flop-audit", "issue", "ceiling"})
+#: Records per grouped listing page.
+LISTING_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class Page:
+    """One generated Markdown file: its path under the docs folder and its text."""
+
+    path: str
+    text: str
+
+
+@dataclass
+class Spec:
+    """A spec page: Markdown with YAML front matter, from the ledger's specs folder."""
+
+    name: str
+    source: str  # path relative to the ledger root
+    front: dict[str, Any]
+    body: str
+    body_line: int  # 1-based line of the body's first line in the source
+
+
+@dataclass
+class SiteData:
+    title: str
+    records: list[Envelope]
+    specs: list[Spec] = field(default_factory=list)
+    contract_name: str | None = None
+    by_id: dict[str, Envelope] = field(default_factory=dict)
+    by_kind: dict[str, list[Envelope]] = field(default_factory=lambda: defaultdict(list))
+    cited_by: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    superseded_by: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    cited: set[str] = field(default_factory=set)
+    listing: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (page, anchor)
+    listing_pages: dict[str, dict[str, list[Envelope]]] = field(default_factory=dict)  # kind -> page -> records
+
+    @classmethod
+    def build(cls, title: str, records: list[Envelope], specs: list[Spec], contract_name: str | None = None, extra_cited: set[str] | None = None) -> "SiteData":
+        data = cls(title=title, records=records, specs=specs, contract_name=contract_name)
+        for record in records:
+            data.by_id[record.id] = record
+            data.by_kind[record.kind].append(record)
+        for record in records:
+            for where, ref in record.references():
+                data.cited_by[ref].append(record.id)
+                if where.startswith("supersedes"):
+                    data.superseded_by[ref].append(record.id)
+                data.cited.add(ref)
+                if record.supersedes:
+                    data.cited.add(record.id)
+            if record.kind in INDEXED_KINDS:
+                data.cited.add(record.id)
+        for spec in specs:
+            for ref in spec_references(spec):
+                data.cited.add(ref)
+        data.cited.update(extra_cited or ())
+        # Only ids that are in the ledger get pages; a dangling reference is the checker's.
+        data.cited &= set(data.by_id)
+        data._assign_listings()
+        return data
+
+    def _assign_listings(self) -> None:
+        for kind, records in sorted(self.by_kind.items()):
+            months: dict[str, list[Envelope]] = defaultdict(list)
+            for record in records:
+                if record.id not in self.cited:
+                    months[record.when.strftime("%Y-%m")].append(record)
+            pages: dict[str, list[Envelope]] = {}
+            for month, group in sorted(months.items()):
+                for start in range(0, len(group), LISTING_CHUNK):
+                    suffix = "" if start == 0 else f"-{start // LISTING_CHUNK + 1}"
+                    page = f"records/{kind}/{month}{suffix}.md"
+                    chunk = group[start:start + LISTING_CHUNK]
+                    pages[page] = chunk
+                    for record in chunk:
+                        self.listing[record.id] = (page, f"r-{record.id.lower()}")
+            if pages:
+                self.listing_pages[kind] = pages
+
+    # -- links ---------------------------------------------------------------------------
+
+    def record_path(self, record_id: str) -> tuple[str, str] | None:
+        """(page, anchor) where a record is shown; anchor is '' for its own page."""
+        record = self.by_id.get(record_id)
+        if record is None:
+            return None
+        if record_id in self.cited:
+            return f"records/{record.kind}/{record_id}.md", ""
+        return self.listing[record_id]
+
+    def link(self, record_id: str, from_page: str, text: Any = None) -> Markup:
+        """A relative Markdown link to a record, or the id as plain code when it is unknown."""
+        target = self.record_path(record_id)
+        label = md_inline(text) if text is not None else Markup(f"`{short_id(record_id)}`")
+        if target is None:
+            return Markup(f"`{record_id}` (not in the ledger)")
+        page, anchor = target
+        href = relative(from_page, page) + (f"#{anchor}" if anchor else "")
+        return Markup(f"[{label}]({href})")
+
+    def links(self, record_ids, from_page: str) -> Markup:
+        """Comma-separated links to records; an en dash when there are none."""
+        ids = list(record_ids or ())
+        if not ids:
+            return Markup("–")
+        return Markup(", ").join(self.link(i, from_page) for i in ids)
+
+    def current_contract(self) -> Envelope | None:
+        from ..stopping_point import current_contract
+
+        return current_contract(self.records, self.contract_name)
+
+    def newest(self, limit: int) -> list[Envelope]:
+        return sorted(self.records, key=lambda r: (r.created_at, r.id), reverse=True)[:limit]
+
+    def latest_time(self) -> datetime | None:
+        return max((r.created_at for r in self.records), default=None)
+
+
+def short_id(record_id: str) -> str:
+    # Ten characters are the millisecond timestamp; the last six are random and tell
+    # records of one millisecond apart, as git's abbreviated SHAs do.
+    return record_id[:4] + "…" + record_id[-6:]
+
+
+def relative(from_page: str, to_page: str) -> str:
+    """A link from one docs page to another, relative, as MkDocs wants it."""
+    return posixpath.relpath(to_page, posixpath.dirname(from_page) or ".")
+
+
+def spec_references(spec: Spec) -> list[str]:
+    """Record ids a spec's front matter names (evidence lists of owed items, hypotheses, gates)."""
+    from ..store.ids import is_id
+
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, str):
+            if is_id(node):
+                found.append(node)
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(spec.front)
+    return found

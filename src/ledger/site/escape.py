@@ -1,0 +1,154 @@
+"""Escaping of user text for Markdown pages that MkDocs (Python-Markdown) renders.
+
+Everything a user typed goes through one of these functions before it reaches a page, so
+`<script>`, `[x](javascript:...)` or `{: onclick=...}` typed into a record is shown as
+typed and never becomes live. Python-Markdown has no safe mode any more, so the escaping
+happens here: HTML-significant characters become entities and Markdown punctuation is
+backslash-escaped (only the characters Python-Markdown and markdown-it both unescape).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from markupsafe import Markup
+
+# Characters Python-Markdown backslash-unescapes (its ESCAPED_CHARS plus `|` from tables),
+# minus those that only matter at the start of a line (handled separately below).
+_ALWAYS = set("\\`*_{}[]()!|")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+_LINE_START = re.compile(r"^(\s*)([#+\-]|\d+[.)])")
+_SPACES = re.compile(r"[\t\r\n\f\v\u2028\u2029]+")
+
+
+def _escape_chars(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in _ENTITIES:
+            out.append(_ENTITIES[ch])
+        elif ch in _ALWAYS:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _escape_line_start(line: str) -> str:
+    # `# x` (heading), `- x` or `+ x` (list), `1. x` (ordered list).
+    stripped = line.lstrip()
+    match = _LINE_START.match(stripped)
+    if not match:
+        return stripped
+    lead = match.group(2)
+    if lead[0].isdigit():
+        return lead[:-1] + "\\" + lead[-1] + stripped[len(lead):]
+    return "\\" + stripped
+
+
+def md_inline(value: Any) -> Markup:
+    """User text as one line of inline Markdown: safe in a table cell, a heading or a list."""
+    if value is None:
+        return Markup("")
+    if isinstance(value, Markup):
+        return value
+    text = _SPACES.sub(" ", str(value)).strip()
+    return Markup(_escape_line_start(_escape_chars(text)))
+
+
+def md_block(value: Any) -> Markup:
+    """Multi-line user text as paragraphs of plain text (line breaks kept, nothing live)."""
+    if value is None:
+        return Markup("")
+    if isinstance(value, Markup):
+        return value
+    lines = str(value).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out = []
+    for line in lines:
+        line = _SPACES.sub(" ", line)
+        # Leading spaces would start a code block; a trailing double space a hard break.
+        out.append(_escape_line_start(_escape_chars(line.strip())))
+    return Markup("\n".join(out).strip("\n"))
+
+
+def md_code(value: Any) -> Markup:
+    """User text as an inline code span. Python-Markdown escapes HTML inside code spans itself."""
+    if value is None or value == "":
+        return Markup("")
+    text = _SPACES.sub(" ", str(value))
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    # A pipe inside a code span in a table cell must still be escaped for the table parser.
+    text = text.replace("|", "\\|")
+    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
+    return Markup(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def md_fence(value: Any, lang: str = "text") -> Markup:
+    """User text as a fenced code block (fence longer than any backtick run inside)."""
+    text = "" if value is None else str(value)
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return Markup(f"{fence}{lang}\n{text.rstrip()}\n{fence}")
+
+
+SAFE_SCHEMES = ("http", "https")
+
+
+def safe_url(url: str) -> str | None:
+    """The URL if it is an http(s) URL, percent-encoded for a Markdown link; else None."""
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in SAFE_SCHEMES or not parts.netloc:
+        return None
+    # Characters that could end the link destination or open HTML are percent-encoded.
+    return quote(url, safe=":/?#@!$&*+,;=%~-._")
+
+
+def md_url(url: Any) -> Markup:
+    """A user URL: a link when it is http(s), else plain escaped text."""
+    if url is None:
+        return Markup("")
+    href = safe_url(str(url))
+    if href is None:
+        return md_inline(url)
+    return Markup(f"[{md_inline(url)}]({href})")
+
+
+def figure(value: Any, spread: float | None = None, digits: int = 4) -> str:
+    """A number quoted with no more significant figures than its spread supports.
+
+    With a spread (IQR, or max - min), the value is rounded at the spread's leading digit;
+    without one, `digits` significant figures. Integers print as integers.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(number):
+        return str(number)
+    if number == 0:
+        return "0"
+    if spread is not None and spread > 0:
+        place = math.floor(math.log10(spread))
+        decimals = max(0, -place)
+        rounded = round(number, -place)
+        return f"{rounded:.{decimals}f}"
+    return f"{number:.{digits}g}"
+
+
+def percent(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return ""
+    return f"{float(value):.{digits}g}%"

@@ -1,0 +1,160 @@
+"""Spec pages: Markdown with YAML front matter from the ledger's specs folder.
+
+The front matter's owed items, hypotheses and gates become escaped tables. The body is
+the user's own Markdown, so it is rendered by markdown-it-py with raw HTML off (HTML is
+shown as text) and its link validation on (`javascript:`, `vbscript:`, `data:` links are
+dropped), then embedded as HTML: MkDocs' Python-Markdown has no safe mode. Links in that
+HTML are checked after the build by `linkcheck`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from .context import Page, SiteData, Spec
+from .escape import md_code, md_inline
+
+INDEX = "specs/index.md"
+KNOWN_KEYS = ("title", "owed", "hypotheses", "gates")
+
+
+def read_specs(specs_dir: Path, root: Path) -> list[Spec]:
+    """Every `*.md` under the specs folder, front matter parsed (a bad one raises InputError)."""
+    from ..errors import InputError, Problem
+    from ..pages import front_matter
+
+    specs: list[Spec] = []
+    if not specs_dir.is_dir():
+        return specs
+    problems = []
+    for path in sorted(specs_dir.rglob("*.md")):
+        rel = path.relative_to(specs_dir).with_suffix("").as_posix()
+        text = path.read_text(encoding="utf-8")
+        try:
+            fm = front_matter(text)
+        except ValueError as exc:
+            problems.append(Problem(str(path.relative_to(root)), str(exc).split(":")[0], str(exc).split(": ", 1)[-1], "fix the YAML between the --- fences"))
+            continue
+        specs.append(Spec(name=rel, source=path.relative_to(root).as_posix(), front=_plain(fm.data), body=fm.body, body_line=fm.body_line + 1))
+    if problems:
+        raise InputError(f"{len(problems)} spec page(s) with bad front matter; nothing was built", problems)
+    return specs
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def page_of(spec: Spec) -> str:
+    return f"specs/{spec.name}.md"
+
+
+def _items(value: Any, key: str) -> list[dict[str, Any]]:
+    """Front matter lists may hold strings or mappings; both become mappings."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        value = [value]
+    return [v if isinstance(v, dict) else {key: v} for v in value]
+
+
+def _evidence(data: SiteData, page: str, item: dict[str, Any]) -> Markup:
+    ids = item.get("evidence") or item.get("records") or []
+    if isinstance(ids, str):
+        ids = [ids]
+    if not ids:
+        return Markup("–")
+    return Markup(", ").join(data.link(str(i), page) if str(i) in data.by_id else md_code(i) for i in ids)
+
+
+@lru_cache(maxsize=1)
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    from markdown.extensions.toc import slugify
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(["table", "strikethrough"])
+
+    def heading_open(self, tokens, idx, options, env):
+        # Ids as MkDocs' toc extension makes them, so `page.md#7-owed` links keep working.
+        inline = tokens[idx + 1]
+        text = "".join(c.content for c in inline.children or () if c.type in ("text", "code_inline"))
+        seen = env.setdefault("ids", set())
+        base = slugify(text, "-") or "section"
+        slug, n = base, 1
+        while slug in seen:
+            slug, n = f"{base}_{n}", n + 1
+        seen.add(slug)
+        tokens[idx].attrSet("id", slug)
+        return self.renderToken(tokens, idx, options, env)
+
+    md.add_render_rule("heading_open", heading_open)
+    return md
+
+
+_HREF = re.compile(r'(href|src)="([^"]*)"')
+
+
+def body_html(spec: Spec, directory_urls: bool = True) -> str:
+    """The spec's body as HTML with raw HTML escaped and unsafe links dropped."""
+    html = _markdown().render(spec.body, {})
+    page_dir = posixpath.dirname(page_of(spec))
+
+    def fix(match: re.Match) -> str:
+        attr, href = match.group(1), match.group(2)
+        if "://" in href or href.startswith(("#", "/", "mailto:")):
+            return match.group(0)
+        path, _, anchor = href.partition("#")
+        if not path.endswith(".md"):
+            return match.group(0)
+        # A link to another Markdown page, written relative to the spec's source folder:
+        # point it at the page MkDocs builds from it.
+        target = posixpath.normpath(posixpath.join(page_dir, path))
+        if directory_urls:
+            base = target[:-3]
+            url_target = (posixpath.dirname(base) + "/") if base.endswith("/index") or base == "index" else base + "/"
+            own = page_of(spec)[:-3] + "/"
+            rel = posixpath.relpath(url_target or ".", own) + "/"
+        else:
+            rel = posixpath.relpath(target[:-3] + ".html", page_dir)
+        return f'{attr}="{rel}{"#" + anchor if anchor else ""}"'
+
+    html = _HREF.sub(fix, html)
+    return f'<div class="ledger-spec" markdown="0">\n{html.strip()}\n</div>'
+
+
+def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
+    template = env.get_template("spec.md.j2")
+    index_rows = []
+    for spec in data.specs:
+        page = page_of(spec)
+        front = spec.front
+        owed = [dict(o, evidence=_evidence(data, page, o), item=o.get("item") or o.get("text") or o.get("title")) for o in _items(front.get("owed"), "item")]
+        hypotheses = [dict(h, evidence=_evidence(data, page, h), statement=h.get("statement") or h.get("text"), status=h.get("status", "open")) for h in _items(front.get("hypotheses"), "statement")]
+        gates = [dict(g, evidence=_evidence(data, page, g), name=g.get("name") or g.get("gate"), command=g.get("command")) for g in _items(front.get("gates"), "name")]
+        for row in owed:
+            row.setdefault("owner", None)
+            row.setdefault("issue", None)
+        other = [(k, v) for k, v in front.items() if k not in KNOWN_KEYS]
+        title = front.get("title") or spec.name
+        yield Page(page, template.render(
+            data=data, page=page, spec=spec, title=title, owed=owed, hypotheses=hypotheses, gates=gates,
+            other=other, body_html=Markup(body_html(spec, directory_urls)),
+        ))
+        index_rows.append({"name": spec.name, "href": posixpath.relpath(page, "specs"), "title": title,
+                           "owed": len(owed), "hypotheses": len(hypotheses), "gates": len(gates)})
+    yield Page(INDEX, env.get_template("specs_index.md.j2").render(data=data, page=INDEX, specs=index_rows))
+
+
+__all__ = ["read_specs", "render", "body_html", "page_of", "md_inline"]

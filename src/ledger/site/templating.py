@@ -1,0 +1,92 @@
+"""The Jinja2 environment that renders the site's Markdown pages.
+
+Escaping is on by default: every `{{ value }}` goes through `md_inline` unless the value
+is already `Markup` (made by a filter below, which escapes what it takes). A template
+that must emit raw Markdown marks it with `|safe`; the packaged templates only do so for
+strings they built themselves. Users override a template by putting a file of the same
+name in the folder named by `site.templates` in ledger.yaml.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from .escape import figure, md_block, md_code, md_fence, md_inline, md_url, percent
+
+
+def _finalize(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, Markup):
+        return value
+    return md_inline(value)
+
+
+#: Longest user text shown in a table cell; the full text is on the record's page. Kept
+#: under the page rule's 220-character cell width, with room for what a template adds.
+CELL_CLIP = 160
+
+
+def clip(value: Any, limit: int = CELL_CLIP) -> str:
+    text = " ".join(str(value).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(",;:.") + " …"
+
+
+def _cell(value: Any) -> Markup:
+    """A table cell: escaped, one line, clipped, and never empty (an empty cell reads as missing)."""
+    if value is None or isinstance(value, Markup):
+        return md_inline(value) if value is not None else Markup("–")
+    text = md_inline(clip(value))
+    return text if str(text) else Markup("–")
+
+
+def _when(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _figure(value: Any, spread: Any = None) -> str:
+    if value is None:
+        return ""
+    if spread is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            from ..figures import format_figure
+
+            return format_figure(float(value), float(spread))
+        except (ImportError, ValueError):
+            pass
+    return figure(value)
+
+
+def environment(user_templates: Path | None = None):
+    """The environment: the user's folder first (if any), then the packaged templates."""
+    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
+
+    loaders = []
+    if user_templates is not None:
+        loaders.append(FileSystemLoader(str(user_templates)))
+    loaders.append(PackageLoader("ledger", "templates/site"))
+    env = Environment(
+        loader=ChoiceLoader(loaders),
+        # Markdown, not HTML: autoescape is replaced by `finalize`, which escapes for Markdown
+        # (HTML entities plus Markdown punctuation). Raw HTML templates, if a user adds
+        # them, are `.html` and get Jinja's HTML autoescape.
+        autoescape=lambda name: bool(name) and name.endswith((".html", ".htm", ".xml")),
+        finalize=_finalize,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        md=md_inline, cell=_cell, block=md_block, code=md_code, fence=md_fence, url=md_url,
+        figure=_figure, percent=percent, when=_when,
+    )
+    return env
