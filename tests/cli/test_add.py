@@ -120,5 +120,5 @@ def test_references_resolve_or_are_refused(repo: Path) -> None:
         "compute_precision: bf16\nwarmup_steps: 10\nmeasured_steps: 20\n")).stdout.strip()
     ok = run_ledger(repo, "add", "measurement", "-", input=json.dumps({"contract": contract, "samples": [1.0]}))
     assert ok.returncode == 0, ok.stderr
-    bad = run_ledger(repo, "add", "measurement", "-", input=json.dumps({"contract": contract[:-1] + "Z", "samples": [1.0]}))
+    bad = run_ledger(repo, "add", "measurement", "-", input=json.dumps({"contract": contract[:-1] + ("0" if contract[-1] != "0" else "1"), "samples": [1.0]}))
     assert bad.returncode == 2 and "field contract" in bad.stderr
