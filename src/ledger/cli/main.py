@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, str] = {
     "show": "ledger.cli.show:command",
     "list": "ledger.cli.list:command",
     "schema": "ledger.cli.schema:command",
+    "site": "ledger.cli.site:command",
     "check": "ledger.cli.check:command",
     "hook": "ledger.cli.hook:command",
     "rules": "ledger.cli.rules:command",
