@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from ledger.collectors.environment import allowlisted_env, assess_health, collect_environment, decode_clock_event_reasons
-from tests.conftest import run_ledger
+from conftest import run_ledger
 
 SECRETS = {
     "HF_TOKEN": "hf_plantedsecretvalue111",
