@@ -27,17 +27,17 @@ class Contract(Envelope):
     kind: Literal["contract"] = "contract"
 
     name: Slug = Field(..., description="Unique name of the contract, e.g. `ltx2-t2v-fp32master-81x480x832`.")
-    model: str = Field(..., min_length=1)
-    param_precision: str = Field(..., description="Precision of registered/master parameters, e.g. fp32.")
-    optimizer_state_precision: str = Field(..., description="Precision of optimizer state, e.g. fp32 Adam moments.")
-    compute_precision: str = Field(..., description="Working compute precision, e.g. bf16.")
+    model: str = Field(..., min_length=1, description="What is measured: a model, a kernel, a command.")
+    param_precision: str | None = Field(None, description="Precision of registered/master parameters, e.g. fp32.")
+    optimizer_state_precision: str | None = Field(None, description="Precision of optimizer state, e.g. fp32 Adam moments.")
+    compute_precision: str | None = Field(None, description="Working compute precision, e.g. bf16.")
     reduction_precision: str | None = None
     shape: dict[str, int | float | str] = Field(default_factory=dict, description="Input shape: frames, height, width, tokens, batch...")
     attention: str | None = Field(None, description="Attention implementation, e.g. `FA4 dense`.")
     compile: str | None = Field(None, description="Compile mode, e.g. `regional`.")
     checkpointing: str | None = Field(None, description="Activation checkpointing, e.g. `none`.")
-    warmup_steps: int = Field(..., ge=0)
-    measured_steps: int = Field(..., ge=1)
+    warmup_steps: int | None = Field(None, ge=0)
+    measured_steps: int | None = Field(None, ge=1)
     statistic: Literal["median", "mean", "min"] = "median"
     rank_reduction: Literal["slowest-rank", "mean-rank", "rank0", "single"] = "slowest-rank"
     extra: dict[str, str] = Field(default_factory=dict)
