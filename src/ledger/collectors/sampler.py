@@ -193,10 +193,15 @@ class _Nvml:
         except Exception as exc:  # noqa: BLE001 - any NVML failure means no GPU column, said plainly
             self.reason = f"NVML did not start: {exc}"
 
-    def sample(self, pids: set[int]) -> tuple[list[float | None], list[int | None], dict[int, int]]:
+    def sample(self, pids: set[int]) -> tuple[list[float | None], list[int | None], dict[int, int] | None]:
+        """Utilization and memory used per device, and GPU bytes per target pid.
+
+        The per-pid map is None when a device could not list its compute apps; when every
+        device answered, a target it does not list holds 0 bytes there.
+        """
         utils: list[float | None] = []
         used: list[int | None] = []
-        per_pid: dict[int, int] = {}
+        per_pid: dict[int, int] | None = dict.fromkeys(pids, 0)
         nv = self.nvml
         for h in self.handles:
             try:
@@ -208,11 +213,15 @@ class _Nvml:
             except Exception:  # noqa: BLE001 - e.g. [N/A] on unified-memory parts
                 used.append(None)
             try:
-                for proc in nv.nvmlDeviceGetComputeRunningProcesses(h):
-                    if proc.pid in pids and proc.usedGpuMemory is not None:
-                        per_pid[proc.pid] = per_pid.get(proc.pid, 0) + int(proc.usedGpuMemory)
-            except Exception:  # noqa: BLE001
-                pass
+                listed = nv.nvmlDeviceGetComputeRunningProcesses(h)
+            except Exception:  # noqa: BLE001 - no per-process column rather than a wrong one
+                per_pid = None
+                continue
+            if per_pid is None:
+                continue
+            for proc in listed:
+                if proc.pid in pids and proc.usedGpuMemory is not None:
+                    per_pid[proc.pid] += int(proc.usedGpuMemory)
         return utils, used, per_pid
 
     def close(self) -> None:
@@ -284,6 +293,9 @@ class Sampler:
         self.started_at: float | None = None
         self.stopped_at: float | None = None
         self._self_pids = {os.getpid()}
+        self._name_cache: dict[int, bool] = {}
+        self._ppid_cache: dict[int, int | None] = {}
+        self._last_full_scan = 0.0
 
     # -- targets ---------------------------------------------------------------------------
 
@@ -305,12 +317,39 @@ class Sampler:
             self.tree_roots.append(root)
 
     def _discover(self) -> None:
-        for name in self.names:
-            for pid in find_by_name(name, exclude=self._self_pids):
-                self._add(pid, "name")
-        for root in self.tree_roots:
-            for pid in descendants(root):
-                self._add(pid, "descendant")
+        if not self.names and not self.tree_roots:
+            return
+        # Reading every process's comm and cmdline on each tick costs milliseconds on a busy
+        # host; new pids are read at once, and the cache is dropped every 2 s so that a
+        # process that exec'd into the workload's name is found too.
+        now = time.monotonic()
+        if now - self._last_full_scan >= 2.0:
+            self._name_cache.clear()
+            self._ppid_cache.clear()
+            self._last_full_scan = now
+        live = [int(e.name) for e in os.scandir("/proc") if e.name.isdigit()]
+        for pid in live:
+            if pid in self._self_pids or pid in self._targets:
+                continue
+            if self.names and pid not in self._name_cache:
+                comm, argv0 = process_names(pid)
+                self._name_cache[pid] = any(name_matches(n, comm, argv0) for n in self.names)
+                if self._name_cache[pid]:
+                    self._add(pid, "name")
+            if self.tree_roots and pid not in self._ppid_cache:
+                self._ppid_cache[pid] = _ppid(pid)
+        if self.tree_roots:
+            # Walk down from each root through the cached parent links (exact pids only).
+            children: dict[int, list[int]] = {}
+            for pid, parent in self._ppid_cache.items():
+                if parent is not None:
+                    children.setdefault(parent, []).append(pid)
+            stack = [r for r in self.tree_roots]
+            while stack:
+                for child in children.get(stack.pop(), []):
+                    if child not in self._targets:
+                        self._add(child, "descendant")
+                    stack.append(child)
 
     # -- sampling --------------------------------------------------------------------------
 
@@ -376,7 +415,7 @@ class Sampler:
             utils, used, per_pid = self._nvml.sample(set(self._targets))
             row["gpu_util"] = utils
             row["gpu_used"] = used
-            for pid, nbytes in per_pid.items():
+            for pid, nbytes in (per_pid or {}).items():
                 if str(pid) in procs:
                     procs[str(pid)]["gpu"] = nbytes
         row["procs"] = procs
