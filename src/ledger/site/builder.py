@@ -174,7 +174,7 @@ def build_site(ledger, *, out: Path | str | None = None, strict: bool = True, pr
     mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml)
     prefix = _docs_prefix(ledger, docs, mkdocs_docs)
     progress("page rules", 0, None)
-    warnings = page_rules.check(pages, ledger.config.rules, os.path.relpath(docs, ledger.root) + "/")
+    warnings = page_rules.check(pages, ledger.config.rules, data, os.path.relpath(docs, ledger.root) + "/")
     generation_s = time.perf_counter() - started
     result = SiteResult(docs, None, len(pages), len(data.records), generation_s, warnings=warnings)
     if not mkdocs:

@@ -115,7 +115,9 @@ class SiteData:
     def link(self, record_id: str, from_page: str, text: Any = None) -> Markup:
         """A relative Markdown link to a record, or the id as plain code when it is unknown."""
         target = self.record_path(record_id)
-        label = md_inline(text) if text is not None else Markup(f"`{short_id(record_id)}`")
+        from .templating import clip
+
+        label = md_inline(clip(text, 100)) if text is not None else Markup(f"`{short_id(record_id)}`")
         if target is None:
             return Markup(f"`{record_id}` (not in the ledger)")
         page, anchor = target
@@ -128,6 +130,32 @@ class SiteData:
         if not ids:
             return Markup("–")
         return Markup(", ").join(self.link(i, from_page) for i in ids)
+
+    def spread_percent(self, record_id: str) -> float | None:
+        """A measurement's spread, (max - min) / median in percent, as `ledger check` takes it."""
+        m = self.by_id.get(record_id)
+        if m is None or m.kind != "measurement" or not m.median or m.min is None or m.max is None:
+            return None
+        return 100.0 * (m.max - m.min) / m.median
+
+    def quote(self, record_id: str, value: float | None, unit: str = "") -> str:
+        """`value` (of or derived from a measurement) with only the figures its spread supports."""
+        from ..figures import format_figure
+        from .escape import figure
+
+        if value is None:
+            return "–"
+        spread = self.spread_percent(record_id)
+        text = format_figure(value, abs(value) * spread / 100.0) if spread else figure(value)
+        return f"{text} {unit}".rstrip() if unit != "%" else f"{text}%"
+
+    def summary(self, record: Envelope) -> str:
+        """A record's one-line summary, its figures trimmed to what their spread supports."""
+        if record.kind == "measurement" and not record.title:
+            if record.outcome != "ok" or record.median is None:
+                return record.summary()
+            return f"{record.metric} {record.statistic} {self.quote(record.id, record.median, record.unit)}"
+        return record.summary()
 
     def current_contract(self) -> Envelope | None:
         from ..stopping_point import current_contract

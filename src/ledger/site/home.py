@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from .context import Page, SiteData, relative
-from .escape import figure
 
 PAGE = "index.md"
 RECENT = 15
@@ -41,9 +40,11 @@ def _row(data: SiteData, row) -> StopRow:
     ids = [m.id] if m is not None else []
     if m is None or m.outcome != "ok" or m.median is None:
         return StopRow(row.topology, row.batch, "no valid step", "–", "–", status, _links(data, ids), tuple(ids))
-    median = f"{figure(m.median, m.iqr or None, 6)} {m.unit}"
-    throughput = f"{figure(row.throughput)} {m.throughput_unit or ''}".strip() if row.throughput is not None else "–"
-    mfu = f"{figure(row.mfu)}%" if row.mfu is not None else "–"
+    # Every figure in the row carries only what the measurement's spread supports (the
+    # checker's figures-spread rule reads this page too).
+    median = data.quote(m.id, m.median, m.unit)
+    throughput = data.quote(m.id, row.throughput, m.throughput_unit or "")
+    mfu = data.quote(m.id, row.mfu, "%") if row.mfu is not None else "–"
     convention = row.flop_audit.peak.name if row.flop_audit is not None and row.mfu_recomputed is not None else m.peak_convention
     if convention and row.mfu is not None:
         mfu += f" ({convention})"

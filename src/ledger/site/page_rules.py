@@ -1,44 +1,39 @@
 """The checker's page rules, run on what the site renders.
 
-Cells and paragraphs are measured by `ledger.pages` (markdown-it-py), the same code the
-checker runs on spec pages, so the site and `ledger check` agree on what a cell is and
-how wide it renders. Limits come from the ledger's config (`rules:` in ledger.yaml).
+`ledger.checks.pages_rules.check_page` is the code `ledger check` runs on spec pages: cell
+width, prose budget, figures within their spread. Running it on the generated pages means
+the site and the checker agree on what a cell is, how wide it renders, and how many
+figures a measurement's spread supports. Severities and limits come from `rules:` in
+ledger.yaml, as for `ledger check`.
 """
 
 from __future__ import annotations
 
 from ..errors import Problem
-from .context import Page
+from .context import Page, SiteData
 
-#: Defaults, as in PRODUCT.md: a rendered table cell of at most 220 characters.
-CELL_WIDTH = 220
-CELL_RULE = "page-cell-width"
-PROSE_RULE = "page-prose-budget"
-
-
-def _setting(rules: dict, rule: str, key: str, default):
-    entry = rules.get(rule) or {}
-    if entry.get("severity") == "off":
-        return None
-    return entry.get(key, default)
+#: The page rules that apply to generated pages (the owed high-water mark is about the
+#: user's own spec pages, which `ledger check` already guards).
+SITE_RULES = ("cell-width", "prose-budget", "figures-spread")
 
 
-def check(pages: list[Page], rules: dict | None = None, docs_prefix: str = "") -> list[Problem]:
+def check(pages: list[Page], rules: dict | None, data: SiteData, prefix: str = "") -> list[Problem]:
     """Problems (file, line, rule) in the rendered pages. An empty list means they pass."""
-    from .. import pages as md
+    from ..checks.pages_rules import check_page
+    from ..checks.registry import configure
 
-    rules = rules or {}
-    width = _setting(rules, CELL_RULE, "max", CELL_WIDTH)
-    budget = _setting(rules, PROSE_RULE, "max_words", None)
+    active = {k: v for k, v in configure(rules).items() if k in SITE_RULES and v.severity != "off"}
+    if not active:
+        return []
     problems: list[Problem] = []
+
+    def emit(rule_id: str, file: str, message: str, *, line: int | None = None, field: str | None = None, fix: str | None = None) -> None:
+        where = f"line {line}" if line else ""
+        problems.append(Problem(prefix + file, where, f"[{rule_id}] {message}", fix or active[rule_id].rule.fix))
+
+    def spread_of(record_id: str) -> float | None:
+        return data.spread_percent(record_id)
+
     for page in pages:
-        name = docs_prefix + page.path
-        if width is not None:
-            for cell in md.tables(page.text):
-                if cell.width > width:
-                    problems.append(Problem(name, f"line {cell.line}, column {cell.header or cell.column}", f"[{CELL_RULE}] table cell renders {cell.width} characters wide, over {width}", "shorten the record's text; the full text belongs on the record page"))
-        if budget:
-            words = sum(len(p.text.split()) for p in md.prose_paragraphs(page.text))
-            if words > budget:
-                problems.append(Problem(name, "", f"[{PROSE_RULE}] {words} words of prose, over the budget of {budget}", "move detail to record pages"))
+        check_page(page.path, page.text, active, emit, spread_of)
     return problems

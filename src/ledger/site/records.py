@@ -16,7 +16,7 @@ INDEX = "records/index.md"
 #: Body fields shown as a code block of their own rather than in the fields table.
 BLOCK_FIELDS = frozenset({"samples", "command", "notes", "body", "derivation", "description", "skipped_names", "gpus", "extra", "itemised", "env_flags", "shape", "mechanism", "where_to_continue", "statement"})
 #: Long text fields shown as prose blocks rather than code.
-SHORT_FIELD_LIMIT = 160
+SHORT_FIELD_LIMIT = 120
 
 
 def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[str, ...]) -> Markup:
@@ -67,6 +67,12 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
                 fields.append((name, md_inline(value)))
             else:
                 blocks.append((name, text))
+            continue
+        if isinstance(value, str) and name not in ref_fields and (len(value) > SHORT_FIELD_LIMIT or "\n" in value):
+            blocks.append((name, value))
+            continue
+        if isinstance(value, (dict, list)) and name not in ref_fields and len(json.dumps(value, ensure_ascii=False)) > SHORT_FIELD_LIMIT:
+            blocks.append((name, json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)))
             continue
         fields.append((name, _value(data, page, name, value, ref_fields)))
     env_record = None

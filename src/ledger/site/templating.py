@@ -27,7 +27,7 @@ def _finalize(value: Any) -> Any:
 
 #: Longest user text shown in a table cell; the full text is on the record's page. Kept
 #: under the page rule's 220-character cell width, with room for what a template adds.
-CELL_CLIP = 160
+CELL_CLIP = 120
 
 
 def clip(value: Any, limit: int = CELL_CLIP) -> str:
@@ -50,6 +50,20 @@ def _when(value: Any) -> str:
     if value is None:
         return ""
     return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _page_title(value: Any) -> Markup:
+    """A YAML scalar for a page's `title:` front matter, HTML-escaped.
+
+    MkDocs takes a page's title from its first heading with entities decoded, and themes
+    write it into `<title>` and the nav unescaped: user text in a heading would become
+    live HTML there. A `title:` in the front matter is used as written, so ledger gives
+    every page whose heading holds user text an escaped title of its own.
+    """
+    import html
+    import json
+
+    return Markup(json.dumps(html.escape(" ".join(str(value).split()), quote=True)))
 
 
 def _figure(value: Any, spread: Any = None) -> str:
@@ -86,7 +100,7 @@ def environment(user_templates: Path | None = None):
         keep_trailing_newline=True,
     )
     env.filters.update(
-        md=md_inline, cell=_cell, block=md_block, code=md_code, fence=md_fence, url=md_url,
-        figure=_figure, percent=percent, when=_when,
+        md=md_inline, cell=_cell, clip=clip, block=md_block, code=md_code, fence=md_fence, url=md_url,
+        figure=_figure, page_title=_page_title, percent=percent, when=_when,
     )
     return env
