@@ -53,6 +53,13 @@ def test_health_rules():
     assert any("sw_power_cap, hw_thermal_slowdown" in r for r in verdict["reasons"])
     assert any("500 W, below the default 700 W" in r for r in verdict["reasons"])
     assert decode_clock_event_reasons(0x1 | 0x10000) == ["gpu_idle", "unknown_0x10000"]
+    # A dense load at the default limit: power-capped clocks at the full budget are normal.
+    at_budget = {**ok, "sm_clock_mhz": 1620, "power_draw_w": 694, "clock_event_reasons": ["sw_power_cap"]}
+    verdict = assess_health([at_budget], under_load=True)
+    assert verdict["verdict"] == "healthy" and "full default power budget" in verdict["reasons"][0]
+    # The same clocks while drawing far less than the budget are degraded.
+    starved = {**at_budget, "power_draw_w": 420}
+    assert assess_health([starved], under_load=True)["verdict"] == "degraded"
 
 
 def test_collect_env_writes_a_record_without_secrets(repo):

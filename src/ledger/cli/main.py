@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, str] = {
     "collect": "ledger.cli.collect:group",
     "sandwich": "ledger.cli.sandwich:command",
     "sampler": "ledger.cli.sampler:group",
+    "gate": "ledger.cli.gate:command",
 }
 
 

@@ -43,6 +43,11 @@ BENIGN_REASONS = frozenset({"gpu_idle", "display_clock_setting"})
 #: dense bf16 load were seen at 1,980 MHz of 1,980; the campaign's degraded GB200 pair
 #: ran at 1,965 of 2,062 (95.3%), so the line sits just above that.
 SM_CLOCK_FRACTION = 0.97
+#: A GPU drawing at least this fraction of its *default* power limit while `sw_power_cap`
+#: holds its clocks is spending its full budget as designed: a dense bf16 load on an H200
+#: drew 694 of 700 W at 1,620 MHz. That is the board's normal operating point, not a
+#: degraded allocation; a limit set below the default still is.
+POWER_BUDGET_FRACTION = 0.95
 
 
 def decode_clock_event_reasons(mask: int) -> list[str]:
@@ -183,29 +188,40 @@ def assess_health(gpus: list[Mapping[str, Any]], under_load: bool) -> dict[str, 
     Degraded: any clock-event reason other than idle (power cap, thermal or hardware
     slowdown...), a power limit below the board default, uncorrected ECC errors, and,
     only when the sample was taken under load, an SM clock below the device maximum.
+    Not degraded: `sw_power_cap` on a board drawing its full *default* budget, which is
+    how a dense load runs at the default limit (its clocks are then set by power).
     An idle GPU clocks down by design, so an idle sample cannot judge clocks.
     """
     if not gpus:
         return {"verdict": "unknown", "reasons": ["no GPU was found, so GPU health cannot be judged"]}
     reasons: list[str] = []
+    notes: list[str] = []
     for gpu in gpus:
         tag = f"GPU {gpu.get('index')}"
-        bad = [r for r in gpu.get("clock_event_reasons", []) if r not in BENIGN_REASONS]
+        limit, default = gpu.get("power_limit_w"), gpu.get("power_default_limit_w")
+        draw = gpu.get("power_draw_w")
+        event_reasons = gpu.get("clock_event_reasons", [])
+        at_budget = (
+            "sw_power_cap" in event_reasons and limit is not None and default is not None and draw is not None
+            and limit >= default - 0.5 and draw >= POWER_BUDGET_FRACTION * limit
+        )
+        bad = [r for r in event_reasons if r not in BENIGN_REASONS and not (r == "sw_power_cap" and at_budget)]
         if bad:
             reasons.append(f"{tag}: clocks held back by {', '.join(bad)}")
-        limit, default = gpu.get("power_limit_w"), gpu.get("power_default_limit_w")
+        if at_budget:
+            notes.append(f"{tag}: at its full default power budget ({draw:g} of {limit:g} W), clocks set by sw_power_cap")
         if limit is not None and default is not None and limit < default - 0.5:
             reasons.append(f"{tag}: power capped at {limit:g} W, below the default {default:g} W")
         if gpu.get("ecc_errors_uncorrected"):
             reasons.append(f"{tag}: {gpu['ecc_errors_uncorrected']} uncorrected ECC errors")
         sm, sm_max = gpu.get("sm_clock_mhz"), gpu.get("sm_clock_max_mhz")
-        if under_load and sm is not None and sm_max and sm < SM_CLOCK_FRACTION * sm_max:
+        if under_load and not at_budget and sm is not None and sm_max and sm < SM_CLOCK_FRACTION * sm_max:
             reasons.append(f"{tag}: SM clock {sm:g} MHz under load, below {SM_CLOCK_FRACTION:.0%} of its maximum {sm_max:g} MHz")
     if reasons:
         return {"verdict": "degraded", "reasons": reasons}
     if not under_load:
-        return {"verdict": "healthy", "reasons": ["sampled idle: clocks were not judged under load"]}
-    return {"verdict": "healthy", "reasons": []}
+        return {"verdict": "healthy", "reasons": ["sampled idle: clocks were not judged under load", *notes]}
+    return {"verdict": "healthy", "reasons": notes}
 
 
 def collect_environment(*, under_load: bool = False, env: Mapping[str, str] | None = None, import_torch: bool = True,
