@@ -124,13 +124,19 @@ def run(ctx: click.Context, pids, names, interval, marks_file, duration, no_nvml
             phases = Table(title="phases (deltas, GiB)", header_style="bold")
             for col in ("phase", "from s", "to s", "MemAvailable", "process", "anon", "file", "gpu"):
                 phases.add_column(col)
+            hidden = 0
             for ph in body["phases"]:
-                rows = ph.get("processes") or [{}]
+                # The record keeps every process; the table shows those that moved by 1 MiB or more.
+                moved = [pr for pr in ph.get("processes", []) if any(abs(pr.get(k) or 0) >= 2**20 for k in ("anon_delta_bytes", "file_delta_bytes", "gpu_delta_bytes", "anon_peak_rise_bytes"))]
+                hidden += len(ph.get("processes", [])) - len(moved)
+                rows = moved or [{}]
                 for i, pr in enumerate(rows):
                     phases.add_row(ph["name"] if i == 0 else "", f"{ph['start_s']:.2f}" if i == 0 else "", f"{ph['end_s']:.2f}" if i == 0 else "",
                                    _dgib(ph.get("mem_available_delta_bytes")) if i == 0 else "", pr.get("process", "-"),
                                    _dgib(pr.get("anon_delta_bytes")), _dgib(pr.get("file_delta_bytes")), _dgib(pr.get("gpu_delta_bytes")))
             out.print(phases)
+            if hidden:
+                out.print(f"({hidden} phase row(s) of processes that moved less than 1 MiB are in the record, not shown)")
         gpu = body.get("gpu", {})
         out.print(f"{body.get('samples')} samples over {body.get('duration_s')} s; GPU: " + ("NVML, %d device(s)" % gpu.get("devices", 0) if gpu.get("nvml") else gpu.get("reason", "none")))
         if record is not None:

@@ -539,16 +539,19 @@ class Sampler:
             per = []
             for pid, target in sorted(targets.items()):
                 key = str(pid)
-                pa, pb = a["procs"].get(key), b["procs"].get(key)
-                if pa is None and pb is None:
+                alive_a, alive_b = key in a["procs"], key in b["procs"]
+                seen_inside = any(key in r["procs"] for r in inside)
+                if not (alive_a or alive_b or seen_inside):
                     continue
-                pa, pb = pa or {}, pb or {}
+                # A process not alive at a boundary held nothing there: one born or gone
+                # inside the phase has its whole footprint attributed to the phase.
+                has_gpu = any("gpu" in r["procs"].get(key, {}) for r in rows)
+                pa = a["procs"].get(key) if alive_a else {"anon": 0, "file": 0, **({"gpu": 0} if has_gpu else {})}
+                pb = b["procs"].get(key) if alive_b else {"anon": 0, "file": 0, **({"gpu": 0} if has_gpu else {})}
 
                 def delta(k: str) -> int | None:
                     return pb[k] - pa[k] if k in pa and k in pb else None
 
-                if all(k not in pa or k not in pb for k in ("anon", "file", "gpu")):
-                    continue  # the process was not alive at both boundaries: no delta to attribute
                 anon_inside = [r["procs"][key]["anon"] for r in inside if key in r["procs"] and "anon" in r["procs"][key]]
                 cpu_inside = [r["procs"][key]["cpu"] for r in inside if key in r["procs"] and "cpu" in r["procs"][key]]
                 per.append({
