@@ -1,0 +1,66 @@
+"""Helpers for checker tests: a campaign repository with a bare remote and the hook installed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from ledger.store.canonical import canonical_bytes, seal
+from ledger.store.ids import new_id
+from ledger.version import __version__
+
+from conftest import git, run_ledger
+
+
+def push(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    """A real `git push` to the bare remote, through the installed pre-push hook."""
+    return git(repo, "push", "origin", *(args or ("HEAD:main",)), check=False)
+
+
+def commit(repo: Path, message: str = "change") -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def add(repo: Path, kind: str, data: dict, *args: str) -> str:
+    result = run_ledger(repo, "add", kind, "-", *args, input=json.dumps(data))
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()[0]
+
+
+def raw_record(repo: Path, kind: str, body: dict, *, reseal: bool = True, record_id: str | None = None, path_id: str | None = None) -> Path:
+    """Write a record file by hand (what `ledger add` would refuse), sealed unless told not to."""
+    sha = git(repo, "rev-parse", "HEAD").stdout.strip()
+    rid = record_id or new_id()
+    data = {"format_version": 1, "id": rid, "kind": kind, "created_at": "2026-01-01T00:00:00Z",
+            "source": {"sha": sha}, "allocation": {"id": "test-alloc", "scheduler": "local"},
+            "tool": {"name": "ledger", "version": __version__}, **body}
+    data = seal(data) if reseal else {**data, "sha256": "0" * 64}
+    pid = path_id or rid
+    path = repo / "ledger" / "records" / kind / pid[-2:].lower() / f"{pid}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(canonical_bytes(data))
+    return path
+
+
+def page(repo: Path, name: str, text: str) -> Path:
+    path = repo / "ledger" / "specs" / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def set_rule(repo: Path, rule: str, **params) -> None:
+    config = repo / "ledger.yaml"
+    text = config.read_text(encoding="utf-8")
+    inline = ", ".join(f"{k}: {json.dumps(v)}" for k, v in params.items())
+    if "rules: {}" in text:
+        text = text.replace("rules: {}", f"rules:\n  {rule}: {{{inline}}}")
+    else:
+        text = text.rstrip("\n") + f"\n  {rule}: {{{inline}}}\n"
+    config.write_text(text, encoding="utf-8")
+
+
+def contract(repo: Path, name: str = "c1") -> str:
+    return add(repo, "contract", {"name": name, "model": "m", "param_precision": "fp32", "optimizer_state_precision": "fp32",
+                                  "compute_precision": "bf16", "warmup_steps": 1, "measured_steps": 3})

@@ -1,0 +1,242 @@
+"""Each rule, through a real `git push` to a bare remote and the installed hook: one push
+that passes and one that is refused with the rule's id."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+from checks.check_helpers import add, commit, contract, page, push, raw_record, set_rule
+
+WANDB = "WANDB_API_KEY=" + "0123456789abcdef" * 2 + "01234567"
+
+
+def measurement(repo: Path, **fields) -> str:
+    data = {"metric": "step_time", "unit": "s", "samples": [1.0, 1.1, 1.05], **fields}
+    return add(repo, "measurement", data)
+
+
+def sandwich(repo: Path, a: str, c: str, b: str, contract_id: str) -> str:
+    return add(repo, "sandwich", {"contract": contract_id, "control_a": a, "candidate": c, "control_b": b,
+                                  "a_value": 1.0, "candidate_value": 0.9, "b_value": 1.0, "midpoint": 1.0, "delta": -0.1,
+                                  "delta_percent": -10.0, "drift_percent": 0.0, "floor_percent": 1.0, "verdict": "faster"})
+
+
+def audit(repo: Path, contract_id: str) -> str:
+    return add(repo, "flop-audit", {"contract": contract_id, "flop_per_sample": 1000, "derivation": "analytic",
+                                    "peak": {"name": "house", "tflops_per_gpu": 100.0}})
+
+
+def good_schema(repo):
+    add(repo, "note", {"body": "fine"})
+
+
+def bad_schema(repo):
+    raw_record(repo, "note", {})  # no body
+
+
+def bad_hash(repo):
+    raw_record(repo, "note", {"body": "x"}, reseal=False)
+
+
+def bad_unique_id(repo):
+    rid = add(repo, "note", {"body": "original"})
+    commit(repo)
+    assert push(repo).returncode == 0
+    raw_record(repo, "issue", {"number": 5, "title": "same id, other kind"}, record_id=rid)
+
+
+def good_unique_key(repo):
+    add(repo, "issue", {"number": 1, "title": "one"})
+    add(repo, "issue", {"number": 2, "title": "two"})
+
+
+def bad_unique_key(repo):
+    add(repo, "issue", {"number": 1, "title": "one again"})  # #1 is on the remote already
+
+
+def good_reference(repo):
+    cid = contract(repo)
+    measurement(repo, contract=cid)
+
+
+def bad_reference(repo):
+    raw_record(repo, "measurement", {"samples": [1.0], "contract": "01JAAAAAAAAAAAAAAAAAAAAAAA"})
+
+
+def bad_sha(repo):
+    add(repo, "note", {"body": "from nowhere", "source": {"sha": "f" * 40}})
+
+
+def bad_sha_abbreviated(repo):
+    set_rule(repo, "sha-abbreviated", severity="error")
+    short = git(repo, "rev-parse", "--short=9", "HEAD").stdout.strip()
+    add(repo, "note", {"body": "historical", "source": {"sha": short}})
+
+
+def bad_append_only(repo):
+    path = Path(next((repo / "ledger" / "records").rglob("*.json")))
+    path.write_text(path.read_text().replace('"body"', '"body" ', 1))
+
+
+def setup_append_only(repo):
+    add(repo, "note", {"body": "kept forever"})
+    commit(repo)
+    assert push(repo).returncode == 0
+
+
+def good_cell(repo):
+    page(repo, "a.md", "| a |\n|---|\n| " + "x" * 220 + " |\n")
+
+
+def bad_cell(repo):
+    page(repo, "a.md", "| a |\n|---|\n| [" + "x" * 221 + "](https://example.invalid) |\n")
+
+
+def good_prose(repo):
+    page(repo, "p.md", "---\nprose_budget: 2\n---\nOne.\n\nTwo.\n\n- a list item is not prose\n")
+
+
+def bad_prose(repo):
+    page(repo, "p.md", "---\nprose_budget: 2\n---\nOne.\n\nTwo.\n\nThree.\n")
+
+
+def good_owed(repo):
+    add(repo, "issue", {"number": 44, "title": "per-site test", "owner": "threads-row"})
+    page(repo, "o.md", "# Spec\n\n## 7. Owed\n\n- per-site dispatch test #44\n- positive control, owner: alice\n")
+
+
+def bad_owed(repo):
+    page(repo, "o.md", "# Spec\n\n## 7. Owed\n\n- per-site dispatch test\n")
+
+
+def bad_owed_below(repo):
+    set_rule(repo, "owed-high-water", high_water=2)
+    page(repo, "o.md", "# Spec\n\n## Owed\n\n- one unowned item\n")
+
+
+def good_figures(repo):
+    page(repo, "f.md", "At 20 workers the decode is ~9x faster, 21-23% spread.\n")
+
+
+def bad_figures(repo):
+    page(repo, "f.md", "At 20 workers the decode is 9.14x faster, 21-23% spread.\n")
+
+
+def good_sandwich(repo):
+    cid = contract(repo)
+    arms = [measurement(repo, contract=cid) for _ in range(3)]
+    sandwich(repo, *arms, cid)
+
+
+def bad_sandwich(repo):
+    cid = contract(repo)
+    a = measurement(repo, contract=cid)
+    c = add(repo, "measurement", {"samples": [0.9], "contract": cid}, "--allocation", "another-job")
+    b = measurement(repo, contract=cid)
+    sandwich(repo, a, c, b, cid)
+
+
+def good_mfu(repo):
+    cid = contract(repo)
+    measurement(repo, contract=cid, mfu_percent=40.0, flop_audit=audit(repo, cid))
+
+
+def bad_mfu(repo):
+    cid = contract(repo)
+    other = contract(repo, "c2")
+    measurement(repo, contract=cid, mfu_percent=40.0, flop_audit=audit(repo, other))
+
+
+def bad_size(repo):
+    add(repo, "note", {"body": "word " * 60_000})
+
+
+def bad_binary(repo):
+    add(repo, "note", {"body": "trace: " + "QUJD" * 1100})
+
+
+def good_secrets(repo):
+    add(repo, "note", {"body": "the W&B key is redacted at capture: WANDB_API_KEY=<redacted>"})
+
+
+def bad_secrets(repo):
+    add(repo, "note", {"body": f"oops {WANDB}"})
+
+
+def good_conflict(repo):
+    page(repo, "c.md", "Title\n=======\n\nSetext headings are not conflicts.\n")
+
+
+def bad_conflict(repo):
+    page(repo, "c.md", "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n")
+
+
+def _attach(repo: Path, name: str, content: bytes, link: bool = False) -> str:
+    folder = repo / "ledger" / "records" / "attachments"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / name
+    if link:
+        (folder / "real.txt").write_bytes(content)
+        os.symlink("real.txt", target)
+    else:
+        target.write_bytes(content)
+    return hashlib.sha256(content).hexdigest()
+
+
+def good_attach(repo):
+    digest = _attach(repo, "log.txt", b"step 1 1.00 s\n")
+    raw_record(repo, "note", {"body": "with log", "attachments": {"attachments/log.txt": digest}})
+
+
+def bad_attach(repo):
+    digest = _attach(repo, "linked.txt", b"step 2 1.00 s\n", link=True)
+    raw_record(repo, "note", {"body": "with a linked log", "attachments": {"attachments/linked.txt": digest}})
+
+
+CASES = {
+    "schema-valid": (None, good_schema, bad_schema),
+    "content-hash": (None, good_schema, bad_hash),
+    "unique-id": (None, good_schema, bad_unique_id),
+    "unique-key": (None, good_unique_key, bad_unique_key),
+    "reference-resolves": (None, good_reference, bad_reference),
+    "sha-resolves": (None, good_schema, bad_sha),
+    "sha-abbreviated": (None, good_schema, bad_sha_abbreviated),
+    "append-only": (setup_append_only, good_schema, bad_append_only),
+    "cell-width": (None, good_cell, bad_cell),
+    "prose-budget": (None, good_prose, bad_prose),
+    "owed-high-water": (None, good_owed, bad_owed),
+    "owed-high-water-below": (None, good_owed, bad_owed_below),
+    "figures-spread": (None, good_figures, bad_figures),
+    "sandwich-arms": (None, good_sandwich, bad_sandwich),
+    "mfu-audit": (None, good_mfu, bad_mfu),
+    "record-size": (None, good_schema, bad_size),
+    "binary-content": (None, good_schema, bad_binary),
+    "secrets": (None, good_secrets, bad_secrets),
+    "conflict-markers": (None, good_conflict, bad_conflict),
+    "attachments": (None, good_attach, bad_attach),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_rule_passes_then_refuses(pushed: Path, case: str):
+    setup, good, bad = CASES[case]
+    rule = case.removesuffix("-below")
+    if setup:
+        setup(pushed)
+    good(pushed)
+    commit(pushed, "good")
+    ok = push(pushed)
+    assert ok.returncode == 0, ok.stderr
+    assert f"[{rule}]" not in ok.stderr or "warning" in ok.stderr
+    bad(pushed)
+    commit(pushed, "bad")
+    refused = push(pushed)
+    assert refused.returncode != 0, refused.stderr
+    assert f"error[{rule}]" in refused.stderr, refused.stderr
+    # the remote did not move
+    assert git(pushed, "rev-parse", "origin/main").stdout != git(pushed, "rev-parse", "HEAD").stdout
