@@ -80,14 +80,21 @@ def load_config(root: Path) -> Config:
 
 
 def set_config_value(root: Path, key: str, value: Any) -> bool:
-    """Set a top-level key of `ledger.yaml`, keeping the user's comments. True when it changed."""
+    """Set a key of `ledger.yaml` (dotted for nesting: `rules.owed-high-water.high_water`),
+    keeping the user's comments. True when it changed."""
     path = root / CONFIG_NAME
     yaml = yaml_rt()
     data = yaml.load(path.read_text(encoding="utf-8"))
-    if data.get(key) == value:
+    *parents, leaf = key.split(".")
+    node = data
+    for part in parents:
+        if not isinstance(node.get(part), dict):
+            node[part] = {}
+        node = node[part]
+    if node.get(leaf) == value:
         return False
-    data[key] = value
-    Config.model_validate({**{k: v for k, v in data.items()}})
+    node[leaf] = value
+    Config.model_validate(data)
     import io
 
     out = io.StringIO()

@@ -87,7 +87,9 @@ def _check(demo: DemoResult) -> dict[str, Any] | None:
         "exit_code": result.exit_code,
         "errors": len(result.errors),
         "warnings": len(result.warnings),
-        "messages": [str(v) for v in result.violations][:20],
+        "messages": [
+            f"{v.file}{f':{v.line}' if v.line else ''}: {v.rule} [{v.severity}] {v.message}" for v in result.violations
+        ][:20],
     }
 
 
