@@ -155,3 +155,15 @@ def test_from_log_only_for_measurements(repo: Path) -> None:
     assert result.returncode == 2
     assert "--from-log reads measurements" in result.stderr
     assert records_of(repo, "note") == []
+
+
+def test_reading_logs_and_sampling_import_no_torch() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ledger.logs, ledger.sandwich, ledger.sandwich_runner, ledger.collectors.sampler, "
+        "ledger.cli.add, ledger.cli.sandwich, ledger.cli.sampler; print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
