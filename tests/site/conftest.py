@@ -49,6 +49,8 @@ class Campaign:
             "allocation": {"id": self.t(alloc), "scheduler": "slurm", "topology": self.t(topology), "nodes": 1, "gpus_per_node": 4},
             **body,
         }
+        if self.text:
+            data["links"] = {"urls": ["javascript:alert(9)", f"https://example.invalid/?q={self.text}"], "tracker_runs": [self.text], "jobs": [self.text]}
         record = KINDS[kind].model_validate(data)
         self.ledger.write([seal_record(record)], durable=False)
         return record.id
@@ -119,7 +121,7 @@ def build_campaign(root: Path, text: str | None = None) -> Campaign:
     c.add("note", 100, {"body": t("Historical 1x runs used BF16 master weights.\nThey are capacity diagnostics.")})
     for i in range(3):
         # Uncited measurements: they go to the grouped listing, not a page each.
-        c.add("measurement", 110 + i, {"metric": "decode_time", "unit": "s", "samples": [2681.0 + i], "title": t(f"decode probe {i}")}, alloc="local-gb10", topology="1x GB10")
+        c.add("measurement", 110 + i, {"metric": t("decode_time"), "unit": "s", "samples": [2681.0 + i], "title": t(f"decode probe {i}")}, alloc="local-gb10", topology="1x GB10")
     spec = c.ledger.specs_dir / "decode-speed.md"
     spec.write_text(
         "---\n"
@@ -155,3 +157,17 @@ def _yaml_str(value: str) -> str:
 @pytest.fixture
 def campaign(tmp_path: Path) -> Campaign:
     return build_campaign(tmp_path / "campaign")
+
+
+@pytest.fixture(scope="session")
+def fixed_campaign(tmp_path_factory) -> Campaign:
+    """One campaign shared by tests that only read it (built once per session)."""
+    return build_campaign(tmp_path_factory.mktemp("fixed") / "campaign")
+
+
+@pytest.fixture(scope="session")
+def generated(fixed_campaign):
+    from ledger.site import generate
+
+    pages, data, docs = generate(fixed_campaign.ledger)
+    return docs, pages, data

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -60,6 +61,11 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "metric"
 
 
+def _short(text: str, limit: int) -> str:
+    # Text in an SVG is text, not markup: matplotlib escapes it, so only length matters here.
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def collect(data: SiteData) -> list[Chart]:
     contract_names = {c.id: c.name for c in data.by_kind.get("contract", [])}
     groups: dict[tuple[str, str, str], list[Point]] = defaultdict(list)
@@ -98,18 +104,21 @@ def svg(chart: Chart) -> bytes:
         for p in chart.points:
             by_topology[p.topology].append(p)
         for topology, points in sorted(by_topology.items()):
-            ax.plot([p.when for p in points], [p.value for p in points], marker="o", markersize=3, linewidth=1, label=topology)
+            ax.plot([p.when for p in points], [p.value for p in points], marker="o", markersize=3, linewidth=1, label=_short(topology, 30))
         # Commits are labelled where few enough points leave room to read them.
         if len(chart.points) <= 20:
             for p in chart.points:
                 if p.commit:
                     ax.annotate(p.commit[:7], (p.when, p.value), fontsize=6, xytext=(2, 4), textcoords="offset points")
-        ax.set_ylabel(f"{chart.metric} ({chart.unit})")
-        ax.set_title(f"{chart.metric}" + (f" under {chart.contract}" if chart.contract else ""))
+        ax.set_ylabel(_short(f"{chart.metric} ({chart.unit})", 40))
+        ax.set_title(_short(f"{chart.metric}" + (f" under {chart.contract}" if chart.contract else ""), 90))
         if by_topology:
             ax.legend(loc="best", fontsize=7)
         fig.autofmt_xdate()
-        fig.tight_layout()
+        with warnings.catch_warnings():
+            # A label too long for the margins only costs layout; the library never warns.
+            warnings.simplefilter("ignore")
+            fig.tight_layout()
         out = io.BytesIO()
         fig.savefig(out, format="svg", metadata={"Date": None})
     return out.getvalue()

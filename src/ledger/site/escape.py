@@ -115,9 +115,10 @@ def md_url(url: Any) -> Markup:
     if url is None:
         return Markup("")
     href = safe_url(str(url))
+    text = str(url) if len(str(url)) <= 100 else str(url)[:100] + " …"
     if href is None:
-        return md_inline(url)
-    return Markup(f"[{md_inline(url)}]({href})")
+        return md_inline(text)
+    return Markup(f"[{md_inline(text)}]({href})")
 
 
 def figure(value: Any, spread: float | None = None, digits: int = 4) -> str:

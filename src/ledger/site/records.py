@@ -33,16 +33,18 @@ def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[s
 
 
 def _links(record) -> list[tuple[str, Markup]]:
+    from .templating import clip
+
     links = record.links
     out: list[tuple[str, Markup]] = []
     for run in links.tracker_runs:
-        out.append(("tracker run", md_code(run)))
+        out.append(("tracker run", md_code(clip(run))))
     if links.issue is not None:
         out.append(("issue", md_inline(f"#{links.issue}")))
     if links.pr is not None:
         out.append(("pull request", md_inline(f"#{links.pr}")))
     for job in links.jobs:
-        out.append(("job", md_code(job)))
+        out.append(("job", md_code(clip(job))))
     for url in links.urls:
         out.append(("URL", md_url(url)))
     return out
