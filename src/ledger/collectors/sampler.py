@@ -40,7 +40,7 @@ from typing import Any
 #: Environment variable naming the marks file; set for the command `ledger sampler run` starts.
 MARKS_ENV = "LEDGER_SAMPLER_MARKS"
 SERIES_FORMAT = "ledger-sampler/1"
-ATTACHMENT_DIR = "attachments/memory-profile"
+ATTACHMENT_FOLDER = "memory-profile"  # under the records folder's attachments/
 _COMM_LEN = 15  # the kernel truncates comm to 15 characters
 _CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -625,27 +625,6 @@ def read_series(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 # -- writing the record -------------------------------------------------------------------
 
-def _write_once(path: Path, data: bytes) -> None:
-    """Write atomically and never over an existing file: temp file, fsync, hard link into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".tmp-{path.name}.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass  # content-addressed: an existing file already holds these bytes
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 @dataclass
 class Saved:
     record: Any
@@ -659,15 +638,11 @@ def save(ledger: Any, sampler: Sampler, *, command: str | None = None, exit_code
     from ..store.add import add
     from ..store.inputs import Item
 
-    data = sampler.series_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    rel = f"{ATTACHMENT_DIR}/{digest[:32]}.jsonl.gz"
+    from ..store.ledger import write_attachment
+
+    stored = write_attachment(ledger, sampler.series_bytes(), ATTACHMENT_FOLDER, ".jsonl.gz")
+    rel, digest, created = stored.path, stored.sha256, stored.created
     path = ledger.records_dir / rel
-    created = False
-    if not path.exists():
-        # Content-addressed, written atomically and never overwritten (as records are).
-        _write_once(path, data)
-        created = True
     body = {**sampler.summary(), **(extra or {})}
     if command is not None:
         body["command"] = command

@@ -23,6 +23,8 @@ from .canonical import canonical_bytes
 from .ids import is_id
 
 TMP_PREFIX = ".tmp-"
+#: Folder inside the records folder holding compact attachments (never a kind).
+ATTACHMENTS = "attachments"
 #: Batches larger than this are made durable by one sync() rather than per-file fsync().
 BULK_SYNC_THRESHOLD = 32
 
@@ -95,7 +97,8 @@ class Ledger:
         raise NotFound(f"no record {text!r} in {self.records_dir}; `ledger list` shows the ids")
 
     def iter_paths(self, kind: str | None = None) -> Iterator[Path]:
-        kinds = [kind] if kind else sorted(p.name for p in self.records_dir.iterdir() if p.is_dir()) if self.records_dir.is_dir() else []
+        # Only folders named after kinds hold records (attachments/ lives beside them).
+        kinds = [kind] if kind else sorted(KINDS)
         for k in kinds:
             base = self.records_dir / k
             if not base.is_dir():
@@ -170,6 +173,37 @@ class Ledger:
             for _, tmp in staged:
                 _unlink(tmp)
         return [Path(p) for p in linked]
+
+
+@dataclass(frozen=True)
+class Attachment:
+    path: str  # relative to the records folder, as records name it in `attachments`
+    sha256: str
+    created: bool
+
+
+def write_attachment(ledger: Ledger, data: bytes, folder: str, suffix: str) -> Attachment:
+    """Store `data` content-addressed under records/attachments/FOLDER, atomically, never overwriting."""
+    import hashlib
+
+    digest = hashlib.sha256(data).hexdigest()
+    rel = f"{ATTACHMENTS}/{folder}/{digest[:32]}{suffix}"
+    path = os.path.join(ledger._records_str, rel)
+    if os.path.exists(path):
+        return Attachment(rel, digest, False)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{TMP_PREFIX}{os.getpid()}"
+    try:
+        _write_tmp(tmp, data, durable=True)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return Attachment(rel, digest, False)  # another writer stored the same bytes
+    except OSError as exc:
+        raise WriteError(f"could not write attachment {rel}: {_reason(exc)}; nothing was written") from None
+    finally:
+        _unlink(tmp)
+    return Attachment(rel, digest, True)
 
 
 def _reason(exc: OSError) -> str:
