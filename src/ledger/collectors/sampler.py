@@ -25,7 +25,6 @@ series as a gzip'd JSON Lines attachment whose sha256 is in the record. No torch
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import statistics
