@@ -51,13 +51,15 @@ def page(repo: Path, name: str, text: str) -> Path:
 
 
 def set_rule(repo: Path, rule: str, **params) -> None:
+    """Set a rule's line in ledger.yaml's `rules:` mapping (as a user edits it)."""
+    import re
+
     config = repo / "ledger.yaml"
     text = config.read_text(encoding="utf-8")
     inline = ", ".join(f"{k}: {json.dumps(v)}" for k, v in params.items())
-    if "rules: {}" in text:
-        text = text.replace("rules: {}", f"rules:\n  {rule}: {{{inline}}}")
-    else:
-        text = text.rstrip("\n") + f"\n  {rule}: {{{inline}}}\n"
+    line = f"  {rule}: {{{inline}}}"
+    pattern = re.compile(rf"^  {re.escape(rule)}: .*$", re.M)
+    text = pattern.sub(line, text) if pattern.search(text) else text.replace("\nrules:\n", f"\nrules:\n{line}\n", 1)
     config.write_text(text, encoding="utf-8")
 
 

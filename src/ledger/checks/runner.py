@@ -224,8 +224,10 @@ class Checker:
                         self.emit("unique-id", info.path, f"id {rid} is already the id of a {k} record", field="id")
 
         # Referenced records: the push's own, else read from the head tree (12 paths per id, one batch).
-        wanted = {ref for info in infos for _, ref in info.refs} - set(new_ids)
-        if wanted:
+        def fetch(wanted: set[str]) -> None:
+            wanted = wanted - set(self.infos)
+            if not wanted:
+                return
             found = git.read_blobs([spec(head, k, rid) for rid in wanted for k in KINDS])
             quiet = FileRules()
             for rid in wanted:
@@ -236,6 +238,8 @@ class Checker:
                         if info is not None:
                             self.infos[rid] = info
                         break
+
+        fetch({ref for info in infos for _, ref in info.refs})
         self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
 
         if "unique-key" in self.active:
@@ -279,6 +283,8 @@ class Checker:
             for n, p in paths.items():
                 raw = blobs.get(f"{head}:{rec_prefix}issue/{p}") if p else None
                 owners[n] = json.loads(raw).get("owner") if raw else None
+        # Records that changed pages name beside their figures (for their spread).
+        fetch({i for p in pages_changed for f in pages_mod.quoted_figures(pages_text[rel(p)]) for i in f.ids})
         self.page_checks(pages_text, [rel(p) for p in pages_changed], owners.get)
 
     # -- pre-push --------------------------------------------------------------------------
