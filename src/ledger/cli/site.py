@@ -78,9 +78,9 @@ def build(ctx: click.Context, out: str | None, strict: bool, fmt: str) -> int:
     for problem in result.warnings:
         click.echo(f"warning: {problem}", err=True)
     out_console.print(Text(
-        f"built {result.pages} pages from {result.records} records in "
-        f"{result.generation_s + result.mkdocs_s + result.linkcheck_s:.1f} s "
-        f"(ledger {result.generation_s:.1f} s, MkDocs {result.mkdocs_s:.1f} s, links {result.linkcheck_s:.1f} s)"))
+        f"built {result.pages} pages from {result.records} records in {result.total_s:.1f} s "
+        f"(ledger {result.generation_s:.1f} s, MkDocs {result.mkdocs_s:.1f} s, page rules {result.rules_s:.1f} s, "
+        f"links {result.linkcheck_s:.1f} s)"))
     out_console.print(Text(f"open {result.index}"))
     return 0
 

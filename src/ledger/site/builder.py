@@ -20,6 +20,8 @@ from ..errors import InputError, LedgerError, Problem
 from .context import Page, SiteData
 
 MARKER = ".ledger-generated"
+#: Above this many pages the page rules run in a worker process beside MkDocs.
+PARALLEL_RULES_PAGES = 300
 #: progress(stage, done, total): called as work advances; total is None when unknown.
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -39,6 +41,12 @@ class SiteResult:
     generation_s: float
     mkdocs_s: float = 0.0
     linkcheck_s: float = 0.0
+    #: CPU time of the page rules (in a worker beside MkDocs on large sites), and how long
+    #: the build waited for them after MkDocs finished.
+    rules_s: float = 0.0
+    rules_wait_s: float = 0.0
+    #: Wall time of the whole build, start to finish.
+    total_s: float = 0.0
     warnings: list[Problem] = field(default_factory=list)
 
     @property
@@ -50,8 +58,17 @@ class SiteResult:
             "docs_dir": str(self.docs_dir), "site_dir": str(self.site_dir) if self.site_dir else None,
             "pages": self.pages, "records": self.records, "generation_s": round(self.generation_s, 3),
             "mkdocs_s": round(self.mkdocs_s, 3), "linkcheck_s": round(self.linkcheck_s, 3),
+            "rules_s": round(self.rules_s, 3), "rules_wait_s": round(self.rules_wait_s, 3), "total_s": round(self.total_s, 3),
             "warnings": [p.as_dict() for p in self.warnings],
         }
+
+
+def _timed_rules(pages, rules, spreads, prefix):
+    from . import page_rules
+
+    started = time.perf_counter()
+    problems = page_rules.check_texts(pages, rules, spreads, prefix)
+    return problems, time.perf_counter() - started
 
 
 def _noop(stage: str, done: int, total: int | None) -> None:
@@ -165,7 +182,7 @@ def build_site(ledger, *, out: Path | str | None = None, strict: bool = True, pr
     from . import linkcheck, mkdocs_run, page_rules
 
     progress = progress or _noop
-    started = time.perf_counter()
+    started = begun = time.perf_counter()
     mkdocs_yml = ledger.root / ledger.config.site.mkdocs_yml
     if not mkdocs_yml.is_file():
         raise InputError("no mkdocs.yml", [Problem(str(mkdocs_yml), "site.mkdocs_yml", "does not exist", "run `ledger init` to write one")])
@@ -173,23 +190,45 @@ def build_site(ledger, *, out: Path | str | None = None, strict: bool = True, pr
     pages, data, docs = generate(ledger, progress=progress, directory_urls=directory_urls)
     mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml)
     prefix = _docs_prefix(ledger, docs, mkdocs_docs)
-    progress("page rules", 0, None)
-    warnings = page_rules.check(pages, ledger.config.rules, data, os.path.relpath(docs, ledger.root) + "/")
+    rules_args = ([(p.path, p.text) for p in pages], ledger.config.rules, page_rules.spreads(data), os.path.relpath(docs, ledger.root) + "/")
     generation_s = time.perf_counter() - started
-    result = SiteResult(docs, None, len(pages), len(data.records), generation_s, warnings=warnings)
-    if not mkdocs:
-        return result
-    mkdocs_run.ensure_nav(mkdocs_yml, prefix)
-    progress("mkdocs build", 0, None)
-    started = time.perf_counter()
-    site_dir, mk_warnings = mkdocs_run.build(mkdocs_yml, out=Path(out).resolve() if out else None, strict=strict)
-    result.mkdocs_s = time.perf_counter() - started
-    result.site_dir = site_dir
-    result.warnings.extend(mk_warnings)
-    progress("checking links", 0, None)
-    started = time.perf_counter()
-    result.warnings.extend(linkcheck.check(site_dir))
-    result.linkcheck_s = time.perf_counter() - started
+    result = SiteResult(docs, None, len(pages), len(data.records), generation_s)
+    # The page rules parse every page with markdown-it (pure Python, ~10 ms a page), so on
+    # a large site they run in a second process while MkDocs builds in this one.
+    pool = None
+    if mkdocs and len(pages) > PARALLEL_RULES_PAGES:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork" if os.name == "posix" else "spawn"))
+        pending = pool.submit(_timed_rules, *rules_args)
+    else:
+        progress("page rules", 0, None)
+        rule_problems, result.rules_s = _timed_rules(*rules_args)
+        result.warnings.extend(rule_problems)
+    try:
+        if mkdocs:
+            mkdocs_run.ensure_nav(mkdocs_yml, prefix)
+            progress("mkdocs build", 0, None)
+            started = time.perf_counter()
+            site_dir, mk_warnings = mkdocs_run.build(mkdocs_yml, out=Path(out).resolve() if out else None, strict=strict)
+            result.mkdocs_s = time.perf_counter() - started
+            result.site_dir = site_dir
+            result.warnings.extend(mk_warnings)
+            progress("checking links", 0, None)
+            started = time.perf_counter()
+            result.warnings.extend(linkcheck.check(site_dir))
+            result.linkcheck_s = time.perf_counter() - started
+        if pool is not None:
+            progress("page rules", 0, None)
+            started = time.perf_counter()
+            rule_problems, result.rules_s = pending.result()
+            result.rules_wait_s = time.perf_counter() - started
+            result.warnings[:0] = rule_problems
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    result.total_s = time.perf_counter() - begun
     if strict and result.warnings:
         raise SiteCheckFailed(f"the site has {len(result.warnings)} problem(s) under --strict", result.warnings)
     return result

@@ -17,8 +17,23 @@ from .context import Page, SiteData
 SITE_RULES = ("cell-width", "prose-budget", "figures-spread")
 
 
+def spreads(data: SiteData) -> dict[str, float]:
+    """Spread (percent) of every measurement that has one: all the figures rule needs."""
+    out = {}
+    for m in data.by_kind.get("measurement", []):
+        spread = data.spread_percent(m.id)
+        if spread is not None:
+            out[m.id] = spread
+    return out
+
+
 def check(pages: list[Page], rules: dict | None, data: SiteData, prefix: str = "") -> list[Problem]:
     """Problems (file, line, rule) in the rendered pages. An empty list means they pass."""
+    return check_texts([(p.path, p.text) for p in pages], rules, spreads(data), prefix)
+
+
+def check_texts(pages: list[tuple[str, str]], rules: dict | None, spread: dict[str, float], prefix: str = "") -> list[Problem]:
+    """`check` on plain data, so it can run in a worker process beside MkDocs."""
     from ..checks.pages_rules import check_page
     from ..checks.registry import configure
 
@@ -31,9 +46,6 @@ def check(pages: list[Page], rules: dict | None, data: SiteData, prefix: str = "
         where = f"line {line}" if line else ""
         problems.append(Problem(prefix + file, where, f"[{rule_id}] {message}", fix or active[rule_id].rule.fix))
 
-    def spread_of(record_id: str) -> float | None:
-        return data.spread_percent(record_id)
-
-    for page in pages:
-        check_page(page.path, page.text, active, emit, spread_of)
+    for path, text in pages:
+        check_page(path, text, active, emit, spread.get)
     return problems
