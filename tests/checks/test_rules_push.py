@@ -141,6 +141,14 @@ def bad_sandwich(repo):
     sandwich(repo, a, c, b, cid)
 
 
+def bad_verdict(repo):
+    cid = contract(repo)
+    arms = [measurement(repo, contract=cid) for _ in range(3)]
+    add(repo, "sandwich", {"contract": cid, "control_a": arms[0], "candidate": arms[1], "control_b": arms[2],
+                           "a_value": 1.0, "candidate_value": 0.9, "b_value": 1.0, "midpoint": 1.0, "delta": -0.1,
+                           "delta_percent": -10.0, "drift_percent": 0.0, "floor_percent": 1.0, "verdict": "neutral"})
+
+
 def good_mfu(repo):
     cid = contract(repo)
     measurement(repo, contract=cid, mfu_percent=40.0, flop_audit=audit(repo, cid))
@@ -213,6 +221,7 @@ CASES = {
     "owed-high-water-below": (None, good_owed, bad_owed_below),
     "figures-spread": (None, good_figures, bad_figures),
     "sandwich-arms": (None, good_sandwich, bad_sandwich),
+    "sandwich-verdict": (None, good_sandwich, bad_verdict),
     "mfu-audit": (None, good_mfu, bad_mfu),
     "record-size": (None, good_schema, bad_size),
     "binary-content": (None, good_schema, bad_binary),

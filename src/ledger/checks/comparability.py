@@ -26,6 +26,34 @@ register(
     ),
 )
 
+register(
+    Rule(
+        "sandwich-verdict", "comparability", ERROR,
+        "A sandwich's recorded verdict follows from its own numbers: the candidate's delta against "
+        "the A/B midpoint counts only when it clears max(drift, floor_percent) (ledger.sandwich.compute). "
+        "`floor_percent` here is also the floor `ledger sandwich` uses when no --floor is given.",
+        "Record the verdict the numbers give (`ledger sandwich` computes it); a correction is a new "
+        "sandwich record that supersedes this one.",
+        {"floor_percent": 0.5}, {"floor_percent": "Smallest |delta| that counts, percent of the control midpoint (for `ledger sandwich`)."},
+    ),
+)
+
+
+def verdict_problem(record) -> str | None:
+    """Why a sandwich record's verdict does not follow from its numbers, or None."""
+    from ..errors import LedgerError
+    from ..sandwich import compute
+
+    try:
+        expected = compute(record.a_value, record.candidate_value, record.b_value,
+                           floor_percent=record.floor_percent, lower_is_better=record.lower_is_better)
+    except LedgerError as exc:
+        return str(exc)
+    if expected.verdict != record.verdict:
+        return f"verdict is {record.verdict!r} but the numbers give {expected.verdict!r}: {expected.reason()}"
+    return None
+
+
 Lookup = Callable[[str], "Info | None"]
 
 

@@ -53,8 +53,9 @@ register(
     ),
     Rule(
         "sha-abbreviated", "records", WARNING,
-        "The source SHA is abbreviated, or historical: it resolves here but no branch or tag "
-        "contains it, so a fresh clone will not have it.",
+        "The source SHA is abbreviated (declared historical evidence, `source.abbreviated`; "
+        "resolvable or not), or historical: it resolves here but no branch or tag contains it, "
+        "so a fresh clone will not have it. A full SHA that does not resolve is `sha-resolves`.",
         "Prefer the full 40-hex SHA of a commit on a pushed branch; for historical evidence state "
         "why the measurement transfers to a commit that resolves.",
     ),
@@ -180,6 +181,12 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
             out.append(_v(rules, "unique-id", display, f"a {kind or 'record'} with id {record_id or '(none)'} must be at {expected} under the records folder", field="id"))
     if record is None:
         return out, None
+    if kind == "sandwich" and rules.on("sandwich-verdict"):
+        from .comparability import verdict_problem
+
+        problem = verdict_problem(record)
+        if problem:
+            out.append(_v(rules, "sandwich-verdict", display, problem, field="verdict"))
     return out, info_of(display, record)
 
 

@@ -20,7 +20,7 @@ from .records import FileRules, Info, inspect_artifact, inspect_batch, inspect_f
 from .registry import RULES, Active, configure
 from .result import CheckResult, Violation
 
-FILE_RULES = ("schema-valid", "content-hash", "unique-id", "record-size", "binary-content", "secrets", "conflict-markers")
+FILE_RULES = ("schema-valid", "content-hash", "unique-id", "record-size", "binary-content", "secrets", "conflict-markers", "sandwich-verdict")
 #: Below this many records a whole-ledger check runs in one process (a pool costs ~50 ms).
 POOL_THRESHOLD = 4000
 
@@ -86,10 +86,13 @@ class Checker:
         for sha, infos_at in by_sha.items():
             full = resolved.get(sha)
             for info in infos_at:
-                if full is None:
+                if len(sha) < 40:
+                    # Abbreviated SHAs are declared historical evidence (source.abbreviated):
+                    # a warning, resolvable or not; full SHAs must resolve.
+                    how = f"it resolves to {full}" if full else "it does not resolve in the source checkout"
+                    self.emit("sha-abbreviated", info.path, f"source commit {sha} is abbreviated ({how})", field="source.sha")
+                elif full is None:
                     self.emit("sha-resolves", info.path, f"source commit {sha} does not resolve in the source checkout", field="source.sha")
-                elif len(sha) < 40:
-                    self.emit("sha-abbreviated", info.path, f"source commit {sha} is abbreviated (it resolves to {full})", field="source.sha")
                 elif full not in reachable:
                     self.emit("sha-abbreviated", info.path, f"source commit {sha} is historical: no branch or tag contains it, so a fresh clone will not have it", field="source.sha")
 
