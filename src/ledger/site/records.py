@@ -59,7 +59,7 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
         if name in ENVELOPE_FIELDS or value in ([], {}, ""):
             continue
         if name in BLOCK_FIELDS and name not in ref_fields:
-            if name == "samples":
+            if name == "samples" and isinstance(value, list):
                 text = "\n".join(repr(float(v)) for v in value)
             elif isinstance(value, (dict, list)):
                 text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)

@@ -1,0 +1,28 @@
+"""The project's own documentation site and its generated reference pages."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT, run_ledger
+
+
+def test_reference_pages_cover_every_kind_rule_and_command(tmp_path):
+    from ledger.checks.registry import all_rules
+    from ledger.cli.main import SUBCOMMANDS
+    from ledger.schema.registry import KINDS
+    from ledger.site.reference import write_reference
+
+    kinds, rules, cli = (p.read_text() for p in write_reference(tmp_path))
+    assert all(f"\n## {kind}\n" in kinds for kind in KINDS)
+    assert all(f"\n## {rule}\n" in rules for rule in all_rules())
+    assert all(f"\n## ledger {name}\n" in cli for name in SUBCOMMANDS)
+    assert "\n## ledger site build\n" in cli and "--strict" in cli
+
+
+@pytest.mark.slow
+def test_project_docs_site_builds_strict(tmp_path):
+    result = run_ledger(ROOT, "site", "build", "--strict", "--out", str(tmp_path / "site"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    for page in ("index.html", "guide/site/index.html", "reference/kinds/index.html", "evidence/index.html"):
+        assert (tmp_path / "site" / page).is_file(), page
