@@ -81,10 +81,11 @@ def prepare(
     detected_alloc: Allocation | None = None
     created = now or datetime.now(timezone.utc)
     out: list[Envelope] = []
-    for item in items:
+    for number, item in enumerate(items, start=1):
         data = item.data
         if not isinstance(data, dict):
-            problems.append(Problem(item.file, item.where, f"a record is a mapping of fields, not {type(data).__name__}", "give one JSON object or YAML mapping per record"))
+            # Items of a JSON array carry no line: name the record by its place instead.
+            problems.append(Problem(item.file, item.where or f"record {number}", f"a record is a mapping of fields, not {type(data).__name__}", "give one JSON object or YAML mapping per record"))
             continue
         given_kind = data.get("kind", kind)
         if given_kind != kind:

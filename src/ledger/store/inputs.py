@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,10 +82,17 @@ def _json(text: str, name: str) -> list[Item]:
     except json.JSONDecodeError as exc:
         raise InputError("JSON does not parse", [Problem(name, f"line {exc.lineno}, column {exc.colno}", f"JSON error: {exc.msg}", "fix the JSON syntax")]) from None
     except ValueError as exc:
-        raise InputError("bad number", [Problem(name, "", str(exc), "measurements are finite numbers; omit the field or fix the value")]) from None
+        raise InputError("bad number", [Problem(name, _constant_line(text, str(exc)), str(exc), "measurements are finite numbers; omit the field or fix the value")]) from None
     if isinstance(data, list):
         return [Item(d, name, None) for d in data]
     return [Item(data, name, 1)]
+
+
+def _constant_line(text: str, message: str) -> str:
+    """The line of the first bare NaN/Infinity token the message names (json gives no position)."""
+    token = message.split(" ", 1)[0]
+    found = re.search(r"(?<![\w\"])" + re.escape(token) + r"(?![\w\"])", text)
+    return f"line {text.count(chr(10), 0, found.start()) + 1}" if found else ""
 
 
 def _json_lines(text: str, name: str) -> list[Item]:
@@ -115,7 +123,7 @@ def _yaml(text: str, name: str) -> list[Item]:
             if doc is None:
                 continue
             line = doc.lc.line + 1 if hasattr(doc, "lc") and doc.lc.line is not None else None
-            items.append(Item(_plain(doc, name), name, line))
+            items.append(Item(_plain(doc, name, line), name, line))
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -125,12 +133,12 @@ def _yaml(text: str, name: str) -> list[Item]:
     return items
 
 
-def _plain(node: Any, name: str) -> Any:
-    """ruamel's round-trip objects to plain dict/list/scalars; YAML's .nan/.inf refused."""
+def _plain(node: Any, name: str, line: int | None = None, path: str = "") -> Any:
+    """ruamel's round-trip objects to plain dict/list/scalars; YAML's .nan/.inf refused at their line and field."""
     if isinstance(node, dict):
-        return {str(k): _plain(v, name) for k, v in node.items()}
+        return {str(k): _plain(v, name, _line_of(node, k, line), f"{path}.{k}" if path else str(k)) for k, v in node.items()}
     if isinstance(node, list):
-        return [_plain(v, name) for v in node]
+        return [_plain(v, name, _line_of(node, i, line), f"{path}[{i}]") for i, v in enumerate(node)]
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, int):
@@ -138,9 +146,18 @@ def _plain(node: Any, name: str) -> Any:
     if isinstance(node, float):
         value = float(node)
         if not math.isfinite(value):
-            raise InputError("bad number", [Problem(name, "", f"{value} is not a number a measurement can have", "measurements are finite numbers")])
+            where = ", ".join(part for part in (f"line {line}" if line else "", f"field {path}" if path else "") if part)
+            raise InputError("bad number", [Problem(name, where, f"{value} is not a number a measurement can have", "measurements are finite numbers")])
         return value
     if isinstance(node, str):
         return str(node)
     # Dates and timestamps YAML parsed for us go back to text for pydantic to read.
     return str(node)
+
+
+def _line_of(node: Any, key: Any, default: int | None) -> int | None:
+    """1-based line of a mapping key or sequence item, from ruamel's position data."""
+    try:
+        return node.lc.data[key][0] + 1
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return default
