@@ -178,7 +178,7 @@ def main() -> int:
         ("check --pre-push, 10 records", f"{small:,}-record ledger", ps, f"first push {push_small[0]:.3f} s"),
         ("check --pre-push, 10 records", f"{big:,}-record ledger", pb, f"{pb / ps:.2f}x the {small:,} time; first push {push_big[0]:.3f} s"),
     ]
-    machine = f"{platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}"
+    machine = f"{platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
     print(f"ledger check benchmark on {machine}")
     print(f"{'what':32} {'over':24} {'median s':>9}  note")
     for what, over, sec, note in rows:
@@ -219,7 +219,9 @@ def record_results(big, small, all_times, js, push_small, push_big, cores) -> No
     c_all = contract("bench-check-all-100k", f"`ledger check --all` over {big:,} generated records (99% measurements of 40 samples), wall time of the CLI", 5)
     c_js = contract("bench-check-jsonschema-100k", f"check-jsonschema with `ledger schema export` schemas over the same {big:,} files, one run", 1)
     c_push = contract("bench-check-pre-push-10", "`ledger check --pre-push` for a 10-record push, CLI wall time, key-index cache warm (first push excluded)", 6)
-    common = {"metric": "wall_time", "unit": "s", "command": "python benchmarks/check_bench.py"}
+    load = [round(x, 2) for x in os.getloadavg()]
+    common = {"metric": "wall_time", "unit": "s", "command": "python benchmarks/check_bench.py",
+              "notes": f"2-core shared box; load average at the end of the run {load} (other engineers' jobs ran beside it)"}
     add("measurement", {**common, "contract": c_all, "samples": all_times, "title": f"ledger check --all, {big:,} records, {cores} cores",
                         "extra": {"records": big, "check_jsonschema_s": js}})
     add("measurement", {**common, "contract": c_js, "samples": [js], "title": f"check-jsonschema, {big:,} records"})

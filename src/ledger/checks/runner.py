@@ -201,7 +201,7 @@ class Checker:
                 raw = git.read_blobs([f"{head}:{path}"]).get(f"{head}:{path}") or b""
                 self.result.violations.extend(inspect_artifact(CONFIG_NAME, raw, self.file_rules(), text_page=True))
         blobs = git.read_blobs([f"{head}:{p}" for p in added])
-        batch = [(p[len(rec_prefix):], blobs.get(f"{head}:{p}") or b"") for p in added if p.endswith(".json") or True]
+        batch = [(p[len(rec_prefix):], blobs.get(f"{head}:{p}") or b"") for p in added]
         violations, infos = inspect_batch(batch, self.file_rules())
         self.result.violations.extend(violations)
         self.result.records_checked += sum(1 for p in added if p.endswith(".json"))
