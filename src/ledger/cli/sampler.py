@@ -66,7 +66,10 @@ def run(ctx: click.Context, pids, names, interval, marks_file, duration, no_nvml
     open(marks_file, "a").close()
     sampler = Sampler(pids=list(pids), names=list(names), interval=interval, marks_file=marks_file, nvml=not no_nvml)
     exit_code: int | None = None
-    command_text = shlex.join(cmd) if cmd else None
+    # The command line is recorded; a token passed as an argument must not be.
+    from ..redact import redact
+
+    command_text = redact(shlex.join(cmd)) if cmd else None
     sampler.start()
     try:
         if cmd:

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
 
+from ..redact import redact
+
 #: Prefixes of environment variables that change performance (issue #5).
 ALLOWED_PREFIXES: tuple[str, ...] = ("TORCHINDUCTOR_", "NCCL_", "CUBLASLT_", "CUBLAS_", "CUDA_", "PYTORCH_", "TORCH_", "NVSHMEM_", "OMP_NUM_THREADS")
 #: A name containing any of these is never captured, whatever its prefix: secrets
@@ -71,7 +73,8 @@ def allowlisted_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     for name, value in env.items():
         if not name.upper().startswith(ALLOWED_PREFIXES) or _looks_secret(name):
             continue
-        out[name] = _URL_CREDENTIALS.sub("", value)
+        # A token can sit inside an allowed variable's value (a cache path, a log URL).
+        out[name] = redact(_URL_CREDENTIALS.sub("", value))
     return dict(sorted(out.items()))
 
 

@@ -1,0 +1,140 @@
+"""Secrets: tracker API keys, hub tokens, cloud keys and GitHub tokens planted in the
+environment and in the inputs are never recorded by a collector (`ledger collect env`,
+the source stamp's remote URL, `ledger sampler run`), and the checker refuses a record
+that carries one, whichever input path brought it in.
+
+The tokens are fakes in each vendor's documented shape, built at run time so that this
+file itself never holds one.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, run_ledger
+
+_HEX = "0123456789abcdef"
+_ALNUM = "A1b2C3d4E5f6G7h8J9k0LmNpQrStUvWxYz"
+
+
+def _fake(prefix: str, alphabet: str, n: int) -> str:
+    return prefix + (alphabet * (n // len(alphabet) + 1))[:n]
+
+
+#: What each vendor's token looks like: a W&B API key (40 hex), a Hugging Face token,
+#: an AWS access key id and secret, classic and fine-grained GitHub tokens.
+TOKENS = {
+    "wandb": _fake("", _HEX, 40),
+    "huggingface": _fake("hf_", _ALNUM, 34),
+    "aws_key_id": _fake("AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
+    "aws_secret": _fake("", _ALNUM + "/+", 40),
+    "github": _fake("ghp_", _ALNUM, 36),
+    "github_pat": _fake("github_pat_", _ALNUM + "_", 82),
+}
+#: The same tokens as they sit in a job's environment.
+SECRET_ENV = {
+    "WANDB_API_KEY": TOKENS["wandb"],
+    "HF_TOKEN": TOKENS["huggingface"],
+    "HUGGING_FACE_HUB_TOKEN": TOKENS["huggingface"],
+    "AWS_ACCESS_KEY_ID": TOKENS["aws_key_id"],
+    "AWS_SECRET_ACCESS_KEY": TOKENS["aws_secret"],
+    "GITHUB_TOKEN": TOKENS["github"],
+    "GH_TOKEN": TOKENS["github_pat"],
+    # Tokens inside the values of variables whose names are on the performance allowlist.
+    "TORCHINDUCTOR_CACHE_DIR": f"/scratch/{TOKENS['huggingface']}/inductor",
+    "NCCL_DEBUG_FILE": f"https://ci:{TOKENS['github']}@logs.example.invalid/nccl.%h",
+    "CUBLASLT_LOG_FILE": f"/tmp/{TOKENS['aws_key_id']}.log",
+    "TORCH_HOME": f"/home/u/.cache/{TOKENS['github_pat']}",
+    "CUDA_CACHE_PATH": f"/cache/wandb_api_key={TOKENS['wandb']}",
+}
+#: How each token is written in an input so that its vendor's shape is recognisable.
+IN_INPUT = {
+    "wandb": f"WANDB_API_KEY={TOKENS['wandb']}",
+    "huggingface": f"--hf-token {TOKENS['huggingface']}",
+    "aws_key_id": f"AWS_ACCESS_KEY_ID={TOKENS['aws_key_id']}",
+    "aws_secret": f"aws_secret_access_key = {TOKENS['aws_secret']}",
+    "github": f"https://x-access-token:{TOKENS['github']}@github.com/org/repo.git",
+    "github_pat": f"GH_TOKEN={TOKENS['github_pat']}",
+}
+
+
+def _leaks(text: str) -> list[str]:
+    return [name for name, token in TOKENS.items() if token in text]
+
+
+def _record_texts(repo: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in (repo / "ledger" / "records").rglob("*") if p.is_file())
+
+
+def test_collect_env_records_no_token_from_the_environment(repo: Path) -> None:
+    out = run_ledger(repo, "collect", "env", "--format", "json", env={**SECRET_ENV, "NCCL_DEBUG": "WARN"})
+    assert out.returncode == 0, out.stderr
+    [added] = json.loads(out.stdout)
+    text = (repo / added["path"]).read_text()
+    assert json.loads(text)["env_flags"]["NCCL_DEBUG"] == "WARN"  # the allowlist still works
+    assert _leaks(text) == []
+    for name in ("WANDB_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "GH_TOKEN"):
+        assert name not in text
+
+
+def test_the_environment_collector_api_records_no_token() -> None:
+    from ledger.collectors.environment import allowlisted_env, collect_environment
+
+    assert _leaks(json.dumps(allowlisted_env(SECRET_ENV))) == []
+    body = collect_environment(env=SECRET_ENV, import_torch=False)
+    assert _leaks(json.dumps(body, default=str)) == []
+
+
+@pytest.mark.parametrize("url", [
+    f"https://x-access-token:{TOKENS['github']}@github.com/org/campaign.git",
+    f"https://{TOKENS['github_pat']}@github.com/org/campaign.git",
+    f"https://user:{TOKENS['huggingface']}@huggingface.co/org/model",
+    f"https://oauth2:{TOKENS['wandb']}@gitlab.example.invalid/org/campaign.git",
+])
+def test_the_source_stamp_drops_credentials_from_the_remote_url(repo: Path, url: str) -> None:
+    git(repo, "remote", "add", "origin", url)
+    out = run_ledger(repo, "add", "note", "-", "--format", "json", input="body: stamped")
+    assert out.returncode == 0, out.stderr
+    record = json.loads((repo / json.loads(out.stdout)[0]["path"]).read_text())
+    assert record["source"]["repo"].endswith(url.rsplit("@", 1)[1])
+    assert _leaks(json.dumps(record)) == []
+
+
+def test_the_sampler_records_no_token_from_its_command_or_environment(repo: Path) -> None:
+    script = "import time; time.sleep(0.3)"
+    out = run_ledger(repo, "sampler", "run", "--no-nvml", "--interval", "0.05", "--format", "json", "--",
+                     sys.executable, "-c", script, "--hf-token", TOKENS["huggingface"], f"--wandb-key={TOKENS['wandb']}",
+                     f"https://x-access-token:{TOKENS['github']}@github.com/org/data.git", env=SECRET_ENV)
+    assert out.returncode == 0, out.stderr
+    text = _record_texts(repo)
+    assert "memory-profile" in text
+    assert _leaks(text) == []
+    assert _leaks(out.stdout) == []
+
+
+def test_the_checker_refuses_a_token_from_every_input_path(repo: Path, tmp_path: Path) -> None:
+    paths = {}
+    for name, planted in IN_INPUT.items():
+        # ledger add (YAML)
+        (tmp_path / f"{name}.yaml").write_text(f"body: 'the run used {planted}'\n")
+        assert run_ledger(repo, "add", "note", str(tmp_path / f"{name}.yaml")).returncode == 0
+        # ledger add --from-log: the harness echoed its command line
+        log = tmp_path / f"{name}.log"
+        log.write_text("starting\nLEDGER " + json.dumps({"samples": [0.7, 0.71], "command": f"python train.py {planted}"}) + "\n")
+        assert run_ledger(repo, "add", "measurement", "--from-log", str(log)).returncode == 0
+        # ledger import: a hyperfine export of a command that carried the token
+        doc = json.loads((Path(__file__).parents[1] / "importers" / "data" / "hyperfine_sleep.json").read_text())
+        doc["results"] = doc["results"][:1]
+        doc["results"][0]["command"] = f"curl -H 'Authorization: {planted}' https://example.invalid"
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+        assert run_ledger(repo, "import", "hyperfine", str(tmp_path / f"{name}.json")).returncode == 0
+        paths[name] = 3
+    result = run_ledger(repo, "check", "--all", "--format", "json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = [v for v in json.loads(result.stdout)["violations"] if v["rule"] == "secrets"]
+    assert len({v["file"] for v in found}) == 3 * len(IN_INPUT), [v["message"] for v in found]
+    assert all(v["severity"] == "error" and v["file"].startswith("ledger/records/") for v in found)
