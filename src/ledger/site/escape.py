@@ -121,11 +121,12 @@ def md_url(url: Any) -> Markup:
     return Markup(f"[{md_inline(text)}]({href})")
 
 
-def figure(value: Any, spread: float | None = None, digits: int = 4) -> str:
+def figure(value: Any, spread: float | None = None, digits: int | None = None) -> str:
     """A number quoted with no more significant figures than its spread supports.
 
     With a spread (IQR, or max - min), the value is rounded at the spread's leading digit;
-    without one, `digits` significant figures. Integers print as integers.
+    without one, `digits` significant figures if given, else the figure as recorded
+    (see `as_recorded`). Integers print as integers.
     """
     if value is None:
         return ""
@@ -146,7 +147,30 @@ def figure(value: Any, spread: float | None = None, digits: int = 4) -> str:
         decimals = max(0, -place)
         rounded = round(number, -place)
         return f"{rounded:.{decimals}f}"
+    if digits is None:
+        return as_recorded(number)
     return f"{number:.{digits}g}"
+
+
+#: A number typed by a person carries at most this many significant figures; more means
+#: it was computed (a recomputed MFU), and those are quoted to COMPUTED_DIGITS.
+TYPED_DIGITS = 10
+COMPUTED_DIGITS = 8
+
+
+def as_recorded(number: float) -> str:
+    """A figure whose spread is unknown, to the last digit it was recorded with.
+
+    Nothing supports trimming it, so it is not trimmed: 0.707865914 s stays 0.707865914 s.
+    A computed value (17 significant figures of float noise) is quoted to 8.
+    """
+    if float(number).is_integer() and abs(number) < 1e18:
+        return f"{int(number):,}" if abs(number) >= 10_000 else str(int(number))
+    shortest = repr(float(number))
+    mantissa = shortest.split("e")[0].lstrip("-").replace(".", "").lstrip("0")
+    if len(mantissa) <= TYPED_DIGITS and "e" not in shortest:
+        return shortest[:-2] if shortest.endswith(".0") else shortest
+    return f"{number:.{COMPUTED_DIGITS}g}"
 
 
 def percent(value: Any, digits: int = 3) -> str:
