@@ -107,7 +107,31 @@ def find_conflicts(raw: bytes) -> list[int]:
     return [line_of(raw, m.start()) for m in _CONFLICT.finditer(raw)]
 
 
+#: A gzip'd text attachment (the sampler's series) is read up to this many bytes; more is a bomb.
+MAX_INFLATED = 16 * 1024 * 1024
+
+
+def readable(raw: bytes) -> tuple[bytes, str | None]:
+    """The text a file holds: gzip'd text is compact text, so it is judged (and scanned for
+    secrets) by what it inflates to. Returns (bytes, problem with the compression or None)."""
+    if raw[:2] != b"\x1f\x8b":
+        return raw, None
+    import zlib
+
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        text = inflater.decompress(raw, MAX_INFLATED)
+    except zlib.error as exc:
+        return raw, f"is not valid gzip ({exc})"
+    if inflater.unconsumed_tail:
+        return raw, f"inflates to more than {MAX_INFLATED:,} bytes"
+    return text, None
+
+
 def binary_reason(raw: bytes, max_base64: int) -> tuple[str, int] | None:
+    raw, problem = readable(raw)
+    if problem:
+        return problem, 1
     if b"\0" in raw:
         return "holds NUL bytes", line_of(raw, raw.index(b"\0"))
     try:

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from .artifacts import binary_reason, find_conflicts, find_secrets
+from .artifacts import binary_reason, find_conflicts, find_secrets, readable
 from .registry import Rule, register
 from .result import ERROR, WARNING, Violation
 
@@ -120,7 +120,7 @@ def inspect_artifact(path: str, raw: bytes, rules: FileRules, *, text_page: bool
         if reason:
             out.append(_v(rules, "binary-content", path, reason[0], line=reason[1]))
     if rules.on("secrets"):
-        for what, line in find_secrets(raw):
+        for what, line in find_secrets(readable(raw)[0]):
             out.append(_v(rules, "secrets", path, f"holds what looks like a {what}", line=line))
     if rules.on("conflict-markers"):
         for line in find_conflicts(raw):

@@ -1,0 +1,39 @@
+"""A gzip'd text attachment is compact text; its content is still judged and scanned for secrets."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+from conftest import run_ledger
+
+
+def attach(repo: Path, name: str, data: bytes) -> dict:
+    folder = repo / "ledger" / "records" / "attachments" / "series"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data)
+    rel = f"attachments/series/{name}"
+    body = {"body": "a series", "attachments": {rel: hashlib.sha256(data).hexdigest()}}
+    assert run_ledger(repo, "add", "note", "-", input=json.dumps(body)).returncode == 0
+    result = run_ledger(repo, "check", "--all", "--format", "json")
+    return {"code": result.returncode, "rules": [v["rule"] for v in json.loads(result.stdout)["violations"]]}
+
+
+def test_gzipped_text_passes(repo: Path) -> None:
+    out = attach(repo, "ok.jsonl.gz", gzip.compress(b'{"t": 0, "mem_available": 1}\n' * 100, mtime=0))
+    assert out == {"code": 0, "rules": []}
+
+
+def test_gzipped_binary_and_secrets_are_refused(repo: Path) -> None:
+    out = attach(repo, "bin.gz", gzip.compress(b"\x00\x01\x02" * 50, mtime=0))
+    assert out["code"] == 1 and "binary-content" in out["rules"]
+    token = b"hf_" + b"a1B2c3D4" * 5
+    out = attach(repo, "tok.jsonl.gz", gzip.compress(b'{"env": "' + token + b'"}\n', mtime=0))
+    assert "secrets" in out["rules"]
+
+
+def test_corrupt_gzip_is_refused(repo: Path) -> None:
+    out = attach(repo, "bad.gz", b"\x1f\x8b" + b"not really gzip")
+    assert out["code"] == 1 and "binary-content" in out["rules"]
