@@ -58,7 +58,13 @@ class Chart:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "metric"
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "metric"
+    if len(slug) > 80:
+        # Metric and contract names are user text of any length; a file name has a 255-byte cap.
+        import hashlib
+
+        slug = slug[:64].rstrip("-") + "-" + hashlib.sha256(slug.encode()).hexdigest()[:10]
+    return slug
 
 
 def _short(text: str, limit: int) -> str:

@@ -1,0 +1,178 @@
+"""The site under hostile text: a second XSS corpus, aimed at what tests/site/test_browser.py
+does not cover (payloads that make the browser fetch from elsewhere, template injection,
+entity and scheme tricks), planted in every free-text field of the site tests' campaign
+(tests/site/conftest.build_campaign). Every page of the built site is opened in Chromium:
+no script runs, no dialog opens, and no request leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from conftest import run_ledger
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"]
+EVIL = "zz.test"
+#: Each payload tries to fetch from EVIL or run script by a route the first corpus does not take.
+FETCH_MARKDOWN = " ".join([
+    f"![p](https://{EVIL}/m.png)",
+    f"![r][r]\n\n[r]: https://{EVIL}/r.png",
+    f"<https://{EVIL}/a>",
+    f'{{: style="background:url(https://{EVIL}/t.png)" }}',
+    f'<img src="https://{EVIL}/i.png">',
+])
+FETCH_HTML = " ".join([
+    f'<link rel="stylesheet" href="https://{EVIL}/x.css">',
+    f'<iframe src="https://{EVIL}/f"></iframe>',
+    f'<meta http-equiv="refresh" content="0;url=https://{EVIL}/">',
+    f'<base href="https://{EVIL}/">',
+    f'<object data="https://{EVIL}/o"></object>',
+    f"<style>@import url(https://{EVIL}/s.css);body{{background:url(//{EVIL}/b.png)}}</style>",
+])
+SCRIPT = " ".join([
+    "<svg><script>window.__pwned=1</script></svg>",
+    '<a href="&#106;avascript:window.__pwned=2">entity</a>',
+    "<a href=' javascript:window.__pwned=3'>space</a>",
+    '<details open ontoggle="window.__pwned=4">',
+    '<body onload="window.__pwned=5">',
+    "{{ 7*7 }} {% if true %}jinja{% endif %} {# c #}",
+    "${7*7} <%= 7*7 %>",
+    "\u202e\u0000control",
+])
+CORPORA = {"fetch-markdown": FETCH_MARKDOWN, "fetch-html": FETCH_HTML, "script": SCRIPT}
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module", params=sorted(CORPORA))
+def built(request, tmp_path_factory) -> Path:
+    from tests.site.conftest import build_campaign
+
+    root = tmp_path_factory.mktemp("xss2") / "campaign"
+    corpus = CORPORA[request.param]
+    campaign = build_campaign(root, text=corpus)
+    result = run_ledger(root, "site", "build", "--strict")
+    if request.param == "fetch-markdown":
+        # A spec page's body is Markdown its author wrote, rendered as Markdown: an image
+        # from another host there is refused by the strict build's link check, by name.
+        assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+        assert "specs/decode-speed/index.html" in result.stderr and "from another host" in result.stderr
+        spec = campaign.ledger.specs_dir / "decode-speed.md"
+        front, body = spec.read_text(encoding="utf-8").split("\n---\n", 1)
+        spec.write_text(front + "\n---\n" + body.replace(corpus, ""), encoding="utf-8")
+        result = run_ledger(root, "site", "build", "--strict")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return root / "site"
+
+
+class _Live(HTMLParser):
+    """Markup that would act in a browser: handlers, scripts with the payload, off-host fetches."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        for name, value in attrs:
+            value = (value or "").strip().lower()
+            if name.startswith("on"):
+                self.found.append(f"<{tag} {name}>")
+            if value.startswith("javascript:"):
+                self.found.append(f"<{tag} {name}={value[:60]}>")
+            # A link is followed only when clicked; what a page loads by itself is src, data, style...
+            fetched = urlsplit(value).hostname == EVIL if name == "href" and tag == "a" else EVIL in value
+            if name in ("src", "href", "data", "action", "content", "style", "srcset", "poster") and fetched:
+                self.found.append(f"<{tag} {name}={value[:60]}>")
+        if tag in ("iframe", "object", "base", "embed"):
+            self.found.append(f"<{tag}>")
+        self._in_script = tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script and ("__pwned" in data or EVIL in data):
+            self.found.append(f"script/style text: {data[:60]}")
+
+
+def test_the_built_html_holds_the_corpus_as_text_only(built: Path) -> None:
+    pages = [p for p in built.rglob("*.html") if "xss-control" not in str(p)]
+    assert len(pages) > 10
+    for html in pages:
+        parser = _Live()
+        parser.feed(html.read_text(encoding="utf-8"))
+        assert parser.found == [], (html, parser.found)
+    # Template syntax typed by a user is shown as typed, never evaluated by Jinja2.
+    decisions = (built / "decisions" / "index.html").read_text(encoding="utf-8")
+    if "7*7" in decisions:
+        assert "{{ 7*7 }}" in decisions and " 49 " not in decisions
+
+
+@pytest.fixture(scope="module")
+def served(built: Path):
+    from ledger.site.serve import server
+
+    httpd = server(built, "127.0.0.1", 0)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_every_page_runs_no_script_and_requests_nothing_off_host(built: Path, served: str) -> None:
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it")
+    from playwright.sync_api import sync_playwright
+
+    paths = sorted(str(p.relative_to(built).parent) for p in built.rglob("index.html") if "xss-control" not in str(p))
+    # Positive control: a page that does what the corpus tries, so a blind watcher fails.
+    control = built / "xss-control" / "index.html"
+    control.parent.mkdir(exist_ok=True)
+    control.write_text(f'<img src="https://{EVIL}/c.png"><script>window.__pwned = "control"; alert("control")</script>', encoding="utf-8")
+    off_host: list[str] = []
+    dialogs: list[str] = []
+    pwned: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            context = browser.new_context()
+
+            def route(r) -> None:
+                url = r.request.url
+                if urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:", "about:")):
+                    r.continue_()
+                else:
+                    off_host.append(url)
+                    r.abort()
+
+            context.route("**/*", route)
+            page = context.new_page()
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(served + "xss-control/", wait_until="load")
+            assert page.evaluate("() => window.__pwned") == "control"
+            assert dialogs == ["control"] and off_host == [f"https://{EVIL}/c.png"]
+            dialogs.clear()
+            off_host.clear()
+            for rel in paths:
+                url = served + ("" if rel == "." else rel + "/")
+                page.goto(url, wait_until="load")
+                if page.evaluate("() => window.__pwned || null") is not None:
+                    pwned.append(rel)
+                # Open every <details> and hover nothing: handlers would fire now if any were live.
+                page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = !d.open)")
+                if page.evaluate("() => window.__pwned || null") is not None:
+                    pwned.append(rel)
+        finally:
+            browser.close()
+    assert len(paths) > 10
+    assert pwned == []
+    assert dialogs == []
+    assert off_host == []
