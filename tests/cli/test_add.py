@@ -82,7 +82,7 @@ BAD_INPUTS = [
     ("typed.yaml", "samples: [0.1, fast]", "measurement", "field samples[1]", "valid number"),
     ("nan.json", '{"samples": [0.1, NaN]}', "measurement", "nan.json", "NaN"),
     ("nan.yaml", "samples: [0.1, .nan]", "measurement", "nan.yaml", "nan"),
-    ("negative.yaml", "samples: [0.1, -0.2]", "measurement", "field samples[1]", "must not be negative"),
+    ("negative.yaml", "samples: [0.1, -0.2]", "measurement", "field samples[1]", "greater than or equal to 0"),
     ("dangling.yaml", "body: x\nsupersedes: [01K00000000000000000000000]", "note", "field supersedes[0]", "not in the ledger"),
     ("extra.yaml", "body: x\nbdy: typo", "note", "field bdy", "Extra inputs"),
     ("badline.jsonl", '{"body": "a"}\n{"body": \n', "note", "line 2", "JSON error"),
