@@ -46,7 +46,10 @@ def test_health_rules():
     assert assess_health([ok], under_load=True) == {"verdict": "healthy", "reasons": []}
     idle = {**ok, "sm_clock_mhz": 345, "clock_event_reasons": ["gpu_idle"]}
     assert assess_health([idle], under_load=False)["verdict"] == "healthy"
-    assert assess_health([idle], under_load=True)["verdict"] == "degraded"
+    # Under load, a GPU the load did not use is not judged (seen on a 2x H200 host: GPU 1 idle).
+    assert assess_health([ok, {**idle, "index": 1}], under_load=True) == {"verdict": "healthy", "reasons": ["GPU 1: idle during the load sample, so its clocks were not judged"]}
+    slow = {**ok, "sm_clock_mhz": 1500, "utilization_percent": 100}
+    assert assess_health([slow], under_load=True)["verdict"] == "degraded"
     capped = {**ok, "power_limit_w": 500, "clock_event_reasons": decode_clock_event_reasons(0x4 | 0x40)}
     verdict = assess_health([capped], under_load=True)
     assert verdict["verdict"] == "degraded"

@@ -218,6 +218,11 @@ def assess_health(gpus: list[Mapping[str, Any]], under_load: bool) -> dict[str, 
         if gpu.get("ecc_errors_uncorrected"):
             reasons.append(f"{tag}: {gpu['ecc_errors_uncorrected']} uncorrected ECC errors")
         sm, sm_max = gpu.get("sm_clock_mhz"), gpu.get("sm_clock_max_mhz")
+        idle = "gpu_idle" in event_reasons or gpu.get("utilization_percent") == 0
+        if under_load and idle:
+            # A GPU the load did not use (one rank of a two-GPU host) says so itself.
+            notes.append(f"{tag}: idle during the load sample, so its clocks were not judged")
+            continue
         if under_load and not at_budget and sm is not None and sm_max and sm < SM_CLOCK_FRACTION * sm_max:
             reasons.append(f"{tag}: SM clock {sm:g} MHz under load, below {SM_CLOCK_FRACTION:.0%} of its maximum {sm_max:g} MHz")
     if reasons:
