@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Draft, ImportOptions, fail, read_text
-from .junit import gate_outcome
+from .junit import gate_fields
 
 FMT = "ctest output"
 _RESULT_RE = re.compile(r"^\s*\d+/\d+\s+Test\s+#\d+:\s+(?P<name>\S+)\s+\.*\s*(?P<status>\*{0,3}[A-Za-z][^\d]*?)\s+(?P<time>[\d.]+)\s+sec")
@@ -67,21 +67,7 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
         gaps.append("exit code unknown: give --exit-code or use `ledger gate run`")
     if not options.load_avg:
         gaps.append("machine load unknown: give --load or use `ledger gate run`")
-    data: dict[str, Any] = {
-        "format": "ctest",
-        "command": options.command,
-        "exit_code": options.exit_code,
-        "executed": executed,
-        "passed": passed,
-        "failed": failed,
-        "errors": errors,
-        "skipped": skipped,
-        "skipped_names": skipped_names,
-        "failed_names": failed_names,
-        "duration_s": duration,
-        "load_avg": options.load_avg,
-        "outcome": gate_outcome(executed, failed, errors, options.exit_code),
-        "extra": {"provenance_gaps": gaps} if gaps else {},
-        "title": f"{path.name}: " + ("no tests were found" if no_tests else f"{executed} executed, {passed} passed, {failed} failed, {skipped} skipped"),
-    }
+    data = gate_fields("ctest", options, passed=passed, failed=failed, errors=errors, skipped=skipped,
+                       skipped_names=skipped_names, failed_names=failed_names, duration=duration, gaps=gaps)
+    data["title"] = f"{path.name}: " + ("no tests were found" if no_tests else f"{executed} executed, {passed} passed, {failed} failed, {skipped} skipped")
     return Draft("gate", {k: v for k, v in data.items() if v is not None}, str(path), 1)

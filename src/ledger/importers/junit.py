@@ -26,6 +26,28 @@ def gate_outcome(executed: int, failed: int, errors: int, exit_code: int | None)
     return "pass"
 
 
+def gate_fields(fmt: str, options: ImportOptions, *, passed: int, failed: int, errors: int, skipped: int,
+                skipped_names: list[str], failed_names: list[str], duration: float | None, gaps: list[str]) -> dict[str, Any]:
+    """The body of a gate record, shared by every test-report format."""
+    executed = passed + failed + errors
+    return {
+        "format": fmt,
+        "command": options.command,
+        "exit_code": options.exit_code,
+        "executed": executed,
+        "passed": passed,
+        "failed": failed,
+        "errors": errors,
+        "skipped": skipped,
+        "skipped_names": skipped_names,
+        "failed_names": failed_names,
+        "duration_s": duration,
+        "load_avg": options.load_avg,
+        "outcome": gate_outcome(executed, failed, errors, options.exit_code),
+        "extra": {"provenance_gaps": gaps} if gaps else {},
+    }
+
+
 def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     return [parse_one(path, options) for path in paths]
 
@@ -80,23 +102,11 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
     if not options.load_avg:
         gaps.append("machine load unknown: JUnit XML does not hold it (give --load or use `ledger gate run`)")
     stamps = [s for s in stamps if s]
-    data: dict[str, Any] = {
-        "format": "junit",
-        "command": options.command,
-        "exit_code": options.exit_code,
-        "executed": executed,
-        "passed": passed,
-        "failed": failed,
-        "errors": errors,
-        "skipped": skipped,
-        "skipped_names": skipped_names,
-        "failed_names": failed_names,
-        "duration_s": duration,
-        "load_avg": options.load_avg,
-        "outcome": gate_outcome(executed, failed, errors, options.exit_code),
-        "allocation": {"id": f"junit-{'-'.join(sorted(hosts)) or 'unknown-host'}-{min(stamps) if stamps else path.name}", "scheduler": "local", "hosts": sorted(hosts)} if hosts or stamps else None,
-        "extra": {"provenance_gaps": gaps} if gaps else {},
-    }
+    data = gate_fields("junit", options, passed=passed, failed=failed, errors=errors, skipped=skipped,
+                       skipped_names=skipped_names, failed_names=failed_names, duration=duration, gaps=gaps)
+    if hosts or stamps:
+        data["allocation"] = {"id": f"junit-{'-'.join(sorted(hosts)) or 'unknown-host'}-{min(stamps) if stamps else path.name}",
+                              "scheduler": "local", "hosts": sorted(hosts)}
     if stamps:
         data["observed_at"] = min(stamps)
     data["title"] = f"{path.name}: {executed} executed, {passed} passed, {failed} failed, {errors} errors, {skipped} skipped"
