@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import git, run_ledger
+from conftest import run_ledger
 
 
 def test_init_twice_changes_nothing(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from .base import Draft, ImportOptions, fail, read_text
 from .junit import gate_fields

@@ -11,7 +11,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, fail, need, parse_date, read_json, source_from_commit
+from .base import Draft, ImportOptions, need, parse_date, read_json, source_from_commit
 
 FMT = "pytest-benchmark"
 
