@@ -47,17 +47,36 @@ def supported_digits_relative(spread_percent: float) -> int:
     return supported_digits(100.0, spread_percent)
 
 
-def supported_digits_from_samples(samples: Sequence[float]) -> int:
-    """torch.utils.benchmark's estimate: the interquartile samples' 90% confidence interval."""
+def confidence_interval(samples: Sequence[float]) -> float:
+    """torch.utils.benchmark's uncertainty of a median: the 90% confidence interval of the
+    interquartile samples, 1.645 * std / sqrt(n), never below 25 ns."""
     ordered = sorted(float(s) for s in samples)
     n = len(ordered)
-    if n == 0:
-        return MIN_DIGITS
     lower, upper = n // 4, math.ceil(3 * n / 4)
     middle = ordered[lower:upper] or ordered
     std = statistics.pstdev(middle) if len(middle) > 1 else 0.0
-    ci = max(1.645 * std / math.sqrt(len(middle)), MIN_CONFIDENCE_INTERVAL)
-    return supported_digits(statistics.median(ordered), ci)
+    return max(1.645 * std / math.sqrt(len(middle)), MIN_CONFIDENCE_INTERVAL)
+
+
+def supported_digits_from_samples(samples: Sequence[float]) -> int:
+    """torch.utils.benchmark's estimate: the interquartile samples' 90% confidence interval."""
+    if not samples:
+        return MIN_DIGITS
+    return supported_digits(statistics.median(samples), confidence_interval(samples))
+
+
+def uncertainty_percent(samples: Sequence[float] | None, median: float | None, low: float | None = None, high: float | None = None) -> float | None:
+    """A measurement's uncertainty in percent of its median, the one both the checker and the
+    site use to decide digits: with raw samples, torch's confidence interval (20 samples of a
+    stable run support more digits than their range suggests); with only a quoted range
+    (min and max), the whole range, as the users' `21-23% spread` was read; else unknown."""
+    if not median:
+        return None
+    if samples and len(samples) >= 2:
+        return 100.0 * confidence_interval(samples) / abs(median)
+    if low is not None and high is not None:
+        return 100.0 * (high - low) / abs(median)
+    return None
 
 
 def trim(value: float, digits: int) -> float:

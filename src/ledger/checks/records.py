@@ -81,7 +81,7 @@ class Info(NamedTuple):
     attachments: tuple[tuple[str, str], ...]
     owner: str | None  # issue owner
     number: int | None  # issue number
-    spread_percent: float | None  # measurement: (max - min) / median, percent
+    spread_percent: float | None  # measurement: figures.uncertainty_percent
 
 
 @dataclass(frozen=True)
@@ -225,9 +225,9 @@ def info_of(path: str, record: Any) -> Info:
 
 
 def _spread(record: Any) -> float | None:
-    if record.median and record.min is not None and record.max is not None:
-        return 100.0 * (record.max - record.min) / record.median
-    return None
+    from ..figures import uncertainty_percent
+
+    return uncertainty_percent(record.samples, record.median, record.min, record.max)
 
 
 def inspect_batch(batch: list[tuple[str, bytes]], rules: FileRules) -> tuple[list[Violation], list[Info]]:

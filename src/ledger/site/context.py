@@ -132,11 +132,13 @@ class SiteData:
         return Markup(", ").join(self.link(i, from_page) for i in ids)
 
     def spread_percent(self, record_id: str) -> float | None:
-        """A measurement's spread, (max - min) / median in percent, as `ledger check` takes it."""
+        """A measurement's uncertainty in percent, as `ledger check` takes it (figures.uncertainty_percent)."""
+        from ..figures import uncertainty_percent
+
         m = self.by_id.get(record_id)
-        if m is None or m.kind != "measurement" or not m.median or m.min is None or m.max is None:
+        if m is None or m.kind != "measurement":
             return None
-        return 100.0 * (m.max - m.min) / m.median
+        return uncertainty_percent(m.samples, m.median, m.min, m.max)
 
     def quote(self, record_id: str, value: float | None, unit: str = "") -> str:
         """`value` (of or derived from a measurement) with only the figures its spread supports."""
