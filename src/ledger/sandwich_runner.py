@@ -48,8 +48,11 @@ class Arm:
             raise ValueError("an arm is a command or a callable, not both and not neither")
 
     def describe(self) -> str:
+        """The arm as the records show it: a token on the command line is redacted."""
         if self.command is not None:
-            return self.command
+            from .redact import redact
+
+            return redact(self.command)
         return getattr(self.func, "__qualname__", repr(self.func))
 
 

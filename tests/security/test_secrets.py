@@ -138,3 +138,14 @@ def test_the_checker_refuses_a_token_from_every_input_path(repo: Path, tmp_path:
     found = [v for v in json.loads(result.stdout)["violations"] if v["rule"] == "secrets"]
     assert len({v["file"] for v in found}) == 3 * len(IN_INPUT), [v["message"] for v in found]
     assert all(v["severity"] == "error" and v["file"].startswith("ledger/records/") for v in found)
+
+
+def test_the_sandwich_runner_records_no_token_from_its_arm_commands(repo: Path) -> None:
+    cmd = f"{sys.executable} -c pass"
+    out = run_ledger(repo, "sandwich", "--a", f"WANDB_API_KEY={TOKENS['wandb']} {cmd}",
+                     "--candidate", f"HF_TOKEN={TOKENS['huggingface']} {cmd} --hf-token {TOKENS['huggingface']}",
+                     "--rounds", "1", "--floor", "1000", env=SECRET_ENV)
+    assert out.returncode == 0, out.stderr
+    text = _record_texts(repo)
+    assert "sandwich" in text and "<redacted>" in text
+    assert _leaks(text) == []
