@@ -101,7 +101,7 @@ def prepare(
             body["source"] = stamping.source.model_dump(mode="json", exclude_none=True)
         elif "source" not in body and not stamping.no_source:
             if detected_source is None:
-                detected_source = source_stamp(stamping.source_path or (ledger.root / ledger.config.source))
+                detected_source = source_stamp(stamping.source_path or (ledger.root / ledger.config.source), exclude=ledger.records_dir)
             body["source"] = detected_source.model_dump(mode="json", exclude_none=True)
         if stamping.allocation is not None:
             body["allocation"] = stamping.allocation.model_dump(mode="json", exclude_none=True)

@@ -30,8 +30,13 @@ def redact_url(url: str) -> str:
     return _CREDENTIALS_RE.sub("", url)
 
 
-def source_stamp(path: Path) -> Source:
-    """Commit, dirty flag and diff hash of the git checkout at `path`."""
+def source_stamp(path: Path, exclude: Path | None = None) -> Source:
+    """Commit, dirty flag and diff hash of the git checkout at `path`.
+
+    `exclude` (the ledger's records folder, when the ledger lives in the measured checkout)
+    is left out of the diff: records are not the measured source, and diffing them made
+    every `ledger add` stat every record file, growing with the ledger.
+    """
     import git  # gitpython: imported here so commands that need no git stay fast
 
     try:
@@ -50,7 +55,15 @@ def source_stamp(path: Path) -> Source:
         ) from None
     # Tracked changes only: untracked scratch files do not change what was measured.
     # Exact bytes: gitpython would otherwise decode the diff and strip its last newline.
-    diff = repo.git.diff("HEAD", "--binary", stdout_as_string=False, strip_newline_in_stdout=False)
+    pathspec: list[str] = []
+    if exclude is not None and repo.working_tree_dir:
+        try:
+            rel = Path(exclude).resolve().relative_to(Path(repo.working_tree_dir).resolve())
+        except ValueError:
+            rel = None
+        if rel is not None and rel.parts:
+            pathspec = ["--", ".", f":(exclude,top){rel.as_posix()}"]
+    diff = repo.git.diff("HEAD", "--binary", *pathspec, stdout_as_string=False, strip_newline_in_stdout=False)
     dirty = bool(diff)
     repo_id = None
     try:
