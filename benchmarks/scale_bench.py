@@ -229,12 +229,15 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary ledgers")
     parser.add_argument("--save", type=Path, default=None, help="write the raw results as JSON here")
     parser.add_argument("--load", type=Path, default=None, help="print (and --record) results saved by --save, measuring nothing")
+    parser.add_argument("--chart", type=Path, default=None, help="write an SVG chart of each figure against its target")
     args = parser.parse_args()
     if args.load:
         saved = json.loads(args.load.read_text())
         for key in ("records", "small", "bulk"):
             setattr(args, key, saved["args"][key])
         rows = table(saved["results"], args)
+        if args.chart:
+            chart(rows, args)
         if args.record:
             record(rows, args)
         return 0
@@ -279,9 +282,53 @@ def main() -> int:
                                          "machine": {"node": platform.node(), "cores": os.cpu_count(), "load_avg": os.getloadavg()},
                                          "results": results}, indent=2))
     rows = table(results, args)
+    if args.chart:
+        chart(rows, args)
     if args.record:
         record(rows, args)
     return 0
+
+
+#: Figures with a numeric target: key -> (target value, label on the chart)
+CHART_TARGETS = {
+    "add_single": (0.3, "add, one record (target 0.3 s)"),
+    "add_bulk": (5000.0, "add, bulk (target 5,000 rec/s)"),
+    "check_all": (4.0, "check --all (target 4 s)"),
+    "pre_push": (0.5, "check --pre-push (target 0.5 s)"),
+    "site_generation_share": (20.0, "site generation share (target 20%)"),
+}
+
+
+def chart(rows: list[dict], args) -> None:
+    """Each figure as a fraction of its target (1.0 = on target; left of it = better), both ledgers."""
+    import matplotlib
+
+    matplotlib.use("svg")
+    import matplotlib.pyplot as plt
+
+    # Deterministic bytes: a fixed hash salt and no date in the metadata.
+    plt.rcParams["svg.hashsalt"] = "ledger-scale-bench"
+    shown = [r for r in rows if r["key"] in CHART_TARGETS]
+    labels = [CHART_TARGETS[r["key"]][1] for r in shown]
+
+    def cost(r: dict, value: float) -> float:
+        target = CHART_TARGETS[r["key"]][0]
+        return target / value if not r["lower_is_better"] else value / target
+
+    fig, ax = plt.subplots(figsize=(7.5, 0.55 * len(shown) + 1.2))
+    ys = range(len(shown))
+    ax.barh([y + 0.2 for y in ys], [cost(r, r["big"]) for r in shown], height=0.38, label=f"{args.records:,} records", color="#3f51b5")
+    ax.barh([y - 0.2 for y in ys], [cost(r, r["small"]) for r in shown], height=0.38, label=f"{args.small:,} records", color="#9fa8da")
+    ax.axvline(1.0, color="#c62828", linewidth=1)
+    ax.set_yticks(list(ys), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("cost against the target (1 = on target; below 1 meets it)")
+    ax.legend(loc="lower right", frameon=False)
+    fig.tight_layout()
+    args.chart.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(args.chart, format="svg", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    print(f"chart: {args.chart}")
 
 
 def _median(v):
