@@ -54,8 +54,12 @@ def confidence_interval(samples: Sequence[float]) -> float:
     n = len(ordered)
     lower, upper = n // 4, math.ceil(3 * n / 4)
     middle = ordered[lower:upper] or ordered
-    std = statistics.pstdev(middle) if len(middle) > 1 else 0.0
-    return max(1.645 * std / math.sqrt(len(middle)), MIN_CONFIDENCE_INTERVAL)
+    m = len(middle)
+    # Population std in floats, as torch computes it (`std(unbiased=False)`); the statistics
+    # module's exact Fraction arithmetic cost more than validating the record.
+    mean = math.fsum(middle) / m
+    std = math.sqrt(math.fsum((x - mean) ** 2 for x in middle) / m) if m > 1 else 0.0
+    return max(1.645 * std / math.sqrt(m), MIN_CONFIDENCE_INTERVAL)
 
 
 def supported_digits_from_samples(samples: Sequence[float]) -> int:
