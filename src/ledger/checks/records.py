@@ -6,11 +6,16 @@ small `Info` it returns."""
 from __future__ import annotations
 
 import json
-
-import orjson
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import orjson
+
+from ..figures import uncertainty_percent
+from ..schema.migrate import FormatError, upgrade
+from ..schema.registry import record_adapter
+from ..store.canonical import content_hash
+from ..store.ledger import shard_of
 from .artifacts import binary_reason, find_conflicts, find_secrets, readable
 from .registry import Rule, register
 from .result import ERROR, WARNING, Violation
@@ -142,11 +147,6 @@ def _loads(raw: bytes) -> Any:
 def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violation], Info | None]:
     """Check one record file's bytes on their own. `path` is relative to the records folder
     (KIND/SHARD/ID.json) for the unique-id placement check."""
-    from ..schema.migrate import FormatError, upgrade
-    from ..schema.registry import record_adapter
-    from ..store.canonical import content_hash
-    from ..store.ledger import shard_of
-
     display = rules.prefix + path
     out = inspect_artifact(display, raw, rules)
     if not path.endswith(".json"):
@@ -225,8 +225,6 @@ def info_of(path: str, record: Any) -> Info:
 
 
 def _spread(record: Any) -> float | None:
-    from ..figures import uncertainty_percent
-
     return uncertainty_percent(record.samples, record.median, record.min, record.max)
 
 
