@@ -15,7 +15,7 @@ import pytest
 
 from conftest import LEDGER_BIN, run_ledger
 from ledger.errors import WriteError
-from ledger.store import Item, Ledger, Stamping, add, content_hash
+from ledger.store import Item, Ledger, Stamping, add, content_hash, seal
 from ledger.schema import Source
 from ledger.schema.envelope import Allocation
 
@@ -131,3 +131,25 @@ def test_a_record_is_never_overwritten(repo: Path) -> None:
     with pytest.raises(WriteError):
         book.write([{**data, "body": "changed"}])
     assert json.loads(path.read_text())["body"] == "original"
+
+
+def test_a_later_write_sweeps_what_a_killed_writer_left(repo: Path) -> None:
+    book = Ledger.open(repo)
+    (rec,) = add(book, "note", [Item({"body": "first"}, "<api>", None)], STAMP)
+    folder = book.path_for("note", rec.id).parent
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = folder / f".tmp-{rec.id[:-1]}X.json.{dead.pid}"
+    young = folder / f".tmp-{rec.id[:-1]}Y.json.{dead.pid + 1}"
+    live = folder / f".tmp-{rec.id[:-1]}Z.json.{os.getppid()}"
+    for path in (stale, young, live):
+        path.write_text("{partial")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    os.utime(live, (old, old))
+    # A second record in the same shard: the write sweeps that folder.
+    data = json.loads(book.path_for("note", rec.id).read_text())
+    data["id"] = rec.id[:-3] + ("A" if rec.id[-3] != "A" else "B") + rec.id[-2:]
+    book.write([seal(data)])
+    assert not stale.exists()
+    assert young.exists() and live.exists()

@@ -159,9 +159,12 @@ class Ledger:
                 # link() refuses to replace an existing file: a record is never overwritten.
                 os.link(tmp, path)
                 linked.append(path)
+            folders = {os.path.dirname(path) for path in linked}
             if durable:
-                for folder in {os.path.dirname(path) for path in linked}:
+                for folder in folders:
                     _fsync_dir(folder)
+            for folder in folders:
+                _sweep_stale_tmp(folder)
         except OSError as exc:
             for path in linked:
                 _unlink(path)
@@ -216,6 +219,33 @@ def _reason(exc: OSError) -> str:
         errno.EFBIG: "the file size limit was reached",
         errno.EEXIST: "a record with this id already exists",
     }.get(exc.errno or 0, exc.strerror or str(exc))
+
+
+#: A temporary file this old whose writer is gone was left by a killed write.
+STALE_TMP_SECONDS = 600
+
+
+def _sweep_stale_tmp(folder: str) -> None:
+    """Remove temporary files that killed writers left in `folder` (never a live writer's:
+    its pid still runs, or its file is younger than STALE_TMP_SECONDS)."""
+    import time
+
+    now = time.time()
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.startswith(TMP_PREFIX)]
+    except OSError:
+        return
+    for entry in entries:
+        pid_text = entry.name.rsplit(".", 1)[-1]
+        try:
+            pid = int(pid_text)
+            if now - entry.stat().st_mtime < STALE_TMP_SECONDS or pid == os.getpid():
+                continue
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            _unlink(entry.path)
+        except (ValueError, OSError):
+            continue
 
 
 def _unlink(path: str) -> None:
