@@ -230,7 +230,7 @@ def _sweep_stale_tmp(folder: str) -> None:
     its pid still runs, or its file is younger than STALE_TMP_SECONDS)."""
     import time
 
-    now = time.time()
+    now, own = time.time(), os.getpid()
     try:
         entries = [e for e in os.scandir(folder) if e.name.startswith(TMP_PREFIX)]
     except OSError:
@@ -239,7 +239,7 @@ def _sweep_stale_tmp(folder: str) -> None:
         pid_text = entry.name.rsplit(".", 1)[-1]
         try:
             pid = int(pid_text)
-            if now - entry.stat().st_mtime < STALE_TMP_SECONDS or pid == os.getpid():
+            if pid == own or now - entry.stat().st_mtime < STALE_TMP_SECONDS:
                 continue
             os.kill(pid, 0)
         except ProcessLookupError:
