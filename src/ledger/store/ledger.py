@@ -145,8 +145,7 @@ class Ledger:
         pid = os.getpid()
         try:
             jobs = [(self.path_str(r["kind"], r["id"]), canonical_bytes(r)) for r in records]
-            for folder in {os.path.dirname(path) for path, _ in jobs}:
-                os.makedirs(folder, exist_ok=True)
+            _make_folders({os.path.dirname(path) for path, _ in jobs})
             staged = [(path, f"{os.path.dirname(path)}/{TMP_PREFIX}{os.path.basename(path)}.{pid}") for path, _ in jobs]
             # A large batch is flushed by one sync() instead of one fsync per file: the
             # disk then commits the whole batch in one journal transaction.
@@ -156,8 +155,8 @@ class Ledger:
             if durable and bulk:
                 os.sync()
             for path, tmp in staged:
-                # link() refuses to replace an existing file: a record is never overwritten.
-                os.link(tmp, path)
+                # Never replaces an existing file: a record is never overwritten.
+                _place(tmp, path)
                 linked.append(path)
             folders = {os.path.dirname(path) for path in linked}
             if durable:
@@ -173,7 +172,8 @@ class Ledger:
                 "Free space or fix the folder's permissions, then add again."
             ) from None
         finally:
-            for _, tmp in staged:
+            # Only what was not moved into place is left to remove.
+            for _, tmp in staged[len(linked):]:
                 _unlink(tmp)
         return [Path(p) for p in linked]
 
@@ -221,6 +221,21 @@ def _reason(exc: OSError) -> str:
     }.get(exc.errno or 0, exc.strerror or str(exc))
 
 
+def _make_folders(folders: set[str]) -> None:
+    """Create missing shard folders. A new ledger's first bulk add creates up to 1,024 of
+    them and each mkdir waits on the file system's journal, so many are made from threads
+    (the calls release the GIL)."""
+    missing = [f for f in folders if not os.path.isdir(f)]
+    if len(missing) <= 16:
+        for folder in missing:
+            os.makedirs(folder, exist_ok=True)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda f: os.makedirs(f, exist_ok=True), missing))
+
+
 #: A temporary file this old whose writer is gone was left by a killed write.
 STALE_TMP_SECONDS = 600
 
@@ -246,6 +261,46 @@ def _sweep_stale_tmp(folder: str) -> None:
             _unlink(entry.path)
         except (ValueError, OSError):
             continue
+
+
+def _renameat2_noreplace():
+    """libc's renameat2(RENAME_NOREPLACE), or None. Python's os module has no no-clobber
+    rename; this one call replaces link() + unlink(), a third of a bulk add's metadata
+    writes, and is atomic all the same."""
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_AT_FDCWD, _RENAME_NOREPLACE = -100, 1
+_RENAMEAT2 = _renameat2_noreplace()
+
+
+def _place(tmp: str, path: str) -> None:
+    """Move the finished temporary file to its final name, refusing to replace anything."""
+    global _RENAMEAT2
+    if _RENAMEAT2 is not None:
+        import ctypes
+
+        if _RENAMEAT2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), _RENAME_NOREPLACE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS):
+            raise OSError(err, os.strerror(err), path)
+        _RENAMEAT2 = None  # this file system cannot: fall back for good
+    os.link(tmp, path)
+    os.unlink(tmp)
 
 
 def _unlink(path: str) -> None:
