@@ -156,14 +156,14 @@ def test_every_page_runs_no_script_and_requests_nothing_off_host(built: Path, se
             context.route("**/*", route)
             page = context.new_page()
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto(served + "xss-control/", wait_until="load")
+            page.goto(served + "xss-control/", wait_until="networkidle")
             assert page.evaluate("() => window.__pwned") == "control"
             assert dialogs == ["control"] and off_host == [f"https://{EVIL}/c.png"]
             dialogs.clear()
             off_host.clear()
             for rel in paths:
                 url = served + ("" if rel == "." else rel + "/")
-                page.goto(url, wait_until="load")
+                page.goto(url, wait_until="networkidle")
                 if page.evaluate("() => window.__pwned || null") is not None:
                     pwned.append(rel)
                 # Open every <details> and hover nothing: handlers would fire now if any were live.
