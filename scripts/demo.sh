@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/ledger demo "${1:-/tmp/ledger-demo}"
+# A fresh folder each run unless one is given, so the command can be repeated as is.
+exec .venv/bin/ledger demo "${1:-$(mktemp -d "${TMPDIR:-/tmp}/ledger-demo.XXXXXX")}"

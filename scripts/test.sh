@@ -3,4 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
+# Tests commit to real git repositories: give them an identity when the machine has none.
+if ! git config user.email >/dev/null 2>&1; then
+  export GIT_AUTHOR_NAME="ledger tests" GIT_AUTHOR_EMAIL=tests@ledger.invalid
+  export GIT_COMMITTER_NAME="ledger tests" GIT_COMMITTER_EMAIL=tests@ledger.invalid
+fi
 exec .venv/bin/python -m pytest -n 2 -q "$@"
