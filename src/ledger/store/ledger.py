@@ -1,7 +1,8 @@
 """The ledger on disk: one canonical JSON file per record under records/KIND/SHARD/ID.json.
 
-Writes are atomic (temporary file, fsync, hard link into place, so nothing is ever
-overwritten) and coordination-free (ids are ULIDs), so many processes can append at once.
+Writes are atomic (temporary file, flush, a rename into place that refuses to replace
+anything, so nothing is ever overwritten) and coordination-free (ids are ULIDs), so many
+processes can append at once.
 """
 
 from __future__ import annotations
