@@ -122,3 +122,14 @@ def test_references_resolve_or_are_refused(repo: Path) -> None:
     assert ok.returncode == 0, ok.stderr
     bad = run_ledger(repo, "add", "measurement", "-", input=json.dumps({"contract": contract[:-1] + ("0" if contract[-1] != "0" else "1"), "samples": [1.0]}))
     assert bad.returncode == 2 and "field contract" in bad.stderr
+
+
+def test_bad_input_in_a_repository_without_commits_reports_both(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert run_ledger(root, "init").returncode == 0
+    result = run_ledger(root, "add", "note", "-", input="title: no body\n")
+    assert result.returncode == 2
+    assert "no commit" in result.stderr and "field body" in result.stderr
+    assert not list((root / "ledger" / "records").rglob("*.json"))

@@ -81,6 +81,7 @@ def prepare(
     detected_source: dict[str, Any] | None = None
     detected_alloc: dict[str, Any] | None = None
     given_source: dict[str, Any] | None = None
+    source_problem: InputError | None = None
     given_alloc: dict[str, Any] | None = None
     tool = tool_stamp().model_dump(mode="json")
     created = now or datetime.now(timezone.utc)
@@ -106,9 +107,14 @@ def prepare(
                 given_source = stamping.source.model_dump(mode="json", exclude_none=True)
             body["source"] = given_source
         elif "source" not in body and not stamping.no_source:
-            if detected_source is None:
-                detected_source = source_stamp(stamping.source_path or (ledger.root / ledger.config.source),
-                                               exclude=ledger.records_dir).model_dump(mode="json", exclude_none=True)
+            if detected_source is None and source_problem is None:
+                try:
+                    detected_source = source_stamp(stamping.source_path or (ledger.root / ledger.config.source),
+                                                   exclude=ledger.records_dir).model_dump(mode="json", exclude_none=True)
+                except InputError as exc:
+                    # Reported once, beside whatever is wrong with the records themselves.
+                    source_problem = exc
+                    problems.extend(exc.problems)
             body["source"] = detected_source
         if stamping.allocation is not None:
             if given_alloc is None:
