@@ -208,22 +208,18 @@ class StepTimer:
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
-            try:
-                yield
-            except BaseException as exc:
-                if not self._fail(exc):
-                    raise
-                return
+        else:
+            t0 = time.perf_counter()
+        try:
+            yield
+        except BaseException as exc:
+            if not self._fail(exc):
+                raise
+            return
+        if self.cuda:
             end.record()
             self._events.append((start, end))
         else:
-            t0 = time.perf_counter()
-            try:
-                yield
-            except BaseException as exc:
-                if not self._fail(exc):
-                    raise
-                return
             self._cpu_times.append(time.perf_counter() - t0)
         self._steps += 1
 
