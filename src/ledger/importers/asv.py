@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, fail, need, parse_date, read_json, source_from_commit
+from .base import Draft, ImportOptions, fail, measurement_draft, need, parse_date, read_json, source_from_commit
 
 FMT = "asv"
 _UNITS = {"seconds": "s", "bytes": "bytes"}
@@ -101,12 +101,5 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                 extra = {**data.get("extra", {}), "format": FMT, "benchmark": name, "params": combo or None, "requirements": doc.get("requirements"), "env_name": doc.get("env_name")}
                 if name in meta:
                     extra["type"] = meta[name].get("type")
-                if gaps:
-                    extra["provenance_gaps"] = gaps
-                data["extra"] = {k2: v2 for k2, v2 in extra.items() if v2 is not None}
-                if observed:
-                    data["observed_at"] = observed
-                if source:
-                    data["source"] = source
-                drafts.append(Draft("measurement", data, str(path), None, refs={"environment": handle}))
+                drafts.append(measurement_draft(path, data, extra, gaps, observed, source, handle))
     return drafts

@@ -118,6 +118,20 @@ def source_from_commit(commit: Any, *, dirty: bool | None = None, what: str) -> 
     return source, []
 
 
+def measurement_draft(path: Path, data: dict[str, Any], extra: dict[str, Any], gaps: list[str],
+                      observed: str | None, source: dict[str, Any] | None, environment: str) -> Draft:
+    """A benchmark result as a measurement draft: extra (with any provenance gaps), the
+    time it was taken and its commit, pointing at the environment draft `environment`."""
+    if gaps:
+        extra = {**extra, "provenance_gaps": gaps}
+    data["extra"] = {k: v for k, v in extra.items() if v is not None}
+    if observed:
+        data["observed_at"] = observed
+    if source:
+        data["source"] = source
+    return Draft("measurement", data, str(path), None, refs={"environment": environment})
+
+
 def utc(dt: datetime) -> str:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)

@@ -11,7 +11,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, need, parse_date, read_json, source_from_commit
+from .base import Draft, ImportOptions, measurement_draft, need, parse_date, read_json, source_from_commit
 
 FMT = "pytest-benchmark"
 
@@ -74,13 +74,6 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             for key in ("params", "extra_info"):
                 if bench.get(key):
                     extra[key] = bench[key]
-            if gaps:
-                extra["provenance_gaps"] = gaps
-            data["extra"] = {k: v for k, v in extra.items() if v is not None}
             data["title"] = f"pytest-benchmark {name}"
-            if observed:
-                data["observed_at"] = observed
-            if source:
-                data["source"] = source
-            drafts.append(Draft("measurement", data, str(path), None, refs={"environment": handle}))
+            drafts.append(measurement_draft(path, data, extra, gaps, observed, source, handle))
     return drafts
