@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def make_ledger(root: Path, n: int, seed: int = 7):
     from ulid import ULID
 
-    from ledger.init import init
+    from ledger.store.init import init
     from ledger.schema.registry import KINDS
     from ledger.store import Ledger
     from ledger.store.add import seal_record

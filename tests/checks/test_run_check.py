@@ -9,7 +9,7 @@ from conftest import git
 
 from checks.check_helpers import add, commit, page
 from ledger.checks import run_check
-from ledger.checks.gitio import Git
+from ledger.git import Git
 from ledger.checks.keyindex import key_index
 from ledger.store import Ledger
 

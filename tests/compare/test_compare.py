@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.compare import cliffs_delta, hodges_lehmann, mann_whitney_u
+from ledger.analysis.compare import cliffs_delta, hodges_lehmann, mann_whitney_u
 from tests.conftest import run_ledger
 
 LOCAL = Path(__file__).resolve().parents[1] / "importers" / "data"

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from ledger.figures import (
+from ledger.analysis.figures import (
     format_figure,
     supported_digits,
     supported_digits_from_samples,

@@ -99,7 +99,7 @@ def test_records_from_different_allocations_are_refused(repo: Path) -> None:
 
 def test_python_callables_through_the_api(book) -> None:
     from ledger.errors import InputError
-    from ledger.sandwich_runner import Arm, run_sandwich
+    from ledger.collectors.sandwich_runner import Arm, run_sandwich
 
     seen: list[tuple[str, int]] = []
     a_values = iter([1.0, 1.01, 1.0, 1.01])

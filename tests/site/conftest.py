@@ -24,7 +24,7 @@ class Campaign:
     """Writes sealed records with fixed ids and times into a ledger."""
 
     def __init__(self, root: Path, text: str | None = None):
-        from ledger.init import init
+        from ledger.store.init import init
         from ledger.store import Ledger
 
         init(root)

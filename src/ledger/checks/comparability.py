@@ -30,7 +30,7 @@ register(
     Rule(
         "sandwich-verdict", "comparability", ERROR,
         "A sandwich's recorded verdict follows from its own numbers: the candidate's delta against "
-        "the A/B midpoint counts only when it clears max(drift, floor_percent) (ledger.sandwich.compute). "
+        "the A/B midpoint counts only when it clears max(drift, floor_percent) (ledger.analysis.sandwich.compute). "
         "`floor_percent` here is also the floor `ledger sandwich` uses when no --floor is given.",
         "Record the verdict the numbers give (`ledger sandwich` computes it); a correction is a new "
         "sandwich record that supersedes this one.",
@@ -42,7 +42,7 @@ register(
 def verdict_problem(record) -> str | None:
     """Why a sandwich record's verdict does not follow from its numbers, or None."""
     from ..errors import LedgerError
-    from ..sandwich import compute
+    from ..analysis.sandwich import compute
 
     try:
         expected = compute(record.a_value, record.candidate_value, record.b_value,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, Problem
-from .gitio import Git, GitError
+from ..git import Git, GitError
 
 MARKER = "# ledger-pre-push-hook"
 CHAINED = "pre-push.ledger-chained"

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from .gitio import Git, GitError
+from ..git import Git, GitError
 
 
 def _key_values(raw: bytes | None, fields: tuple[str, ...]) -> list[str]:

@@ -40,7 +40,7 @@ def register(*rules: Rule) -> None:
 
 def all_rules() -> dict[str, Rule]:
     """Every rule, importing the families that declare them."""
-    from . import artifacts, comparability, history, pages_rules, records  # noqa: F401
+    from . import artifacts, comparability, history, pages, records  # noqa: F401
 
     return RULES
 

@@ -12,10 +12,10 @@ from pathlib import Path, PurePosixPath
 from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
 from . import comparability
-from .gitio import EMPTY_TREE, ZERO, Git, GitError
+from ..git import EMPTY_TREE, ZERO, Git, GitError
 from .history import STATUS_WORDS
 from .keyindex import key_index
-from .pages_rules import check_high_water, check_page
+from .pages import check_high_water, check_page
 from .records import FileRules, Info, inspect_artifact, inspect_batch, inspect_file, inspect_paths
 from .registry import RULES, Active, configure
 from .result import CheckResult, Violation

@@ -58,7 +58,7 @@ def command(ctx: click.Context, kind: str, file: str, from_log, warmup, source_p
     if from_log is not None:
         if kind != "measurement" or file != "-":
             raise click.UsageError("--from-log reads measurements: use `ledger add measurement --from-log FILE` with no FILE argument")
-        from ..logs import read_log
+        from ..importers.logs import read_log
 
         items = read_log(from_log, warmup=warmup)
     else:

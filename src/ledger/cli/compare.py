@@ -23,7 +23,7 @@ def command(ctx: click.Context, a: str, b: str, allow_cross_allocation: bool, al
     refused; across allocations it is refused unless --allow-cross-allocation, which
     labels it not attributable. Refusals exit 2.
     """
-    from ..compare import compare, load_side
+    from ..analysis.compare import compare, load_side
 
     ledger = open_ledger(ctx)
     result = compare(load_side(ledger, a), load_side(ledger, b), allow_cross_allocation=allow_cross_allocation, alpha=alpha)

@@ -34,7 +34,7 @@ def run(ctx: click.Context, junit: str | None, ctest: bool, interval: float, sou
         ledger gate run --ctest -- ctest --test-dir build
     """
     from ..errors import InputError, Problem
-    from ..gate_runner import run_gate
+    from ..collectors.gate_runner import run_gate
     from ..importers.base import ImportOptions, import_files
     from ..store.add import add_one
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..init import init
+from ..store.init import init
 from .output import FORMAT_OPTION, print_json
 
 

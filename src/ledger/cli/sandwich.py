@@ -35,7 +35,7 @@ def command(ctx: click.Context, a_cmd, candidate_cmd, b_cmd, rounds, contract, f
 
         ledger sandwich --a 'python bench.py' --candidate 'FLAG=1 python bench.py' --rounds 3
     """
-    from ..sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
+    from ..collectors.sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
 
     ledger = open_ledger(ctx)
     stamping = build_stamping(source_path, source_sha, allocation, topology)

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from ..metrics import mfu_percent, throughput
+from ..analysis.metrics import mfu_percent, throughput
 from ..schema.kinds import summarize
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from ..config import set_config_value
 from ..errors import InputError, Problem
-from ..init import init
-from ..sandwich import compute as compute_sandwich, floor_from_config
+from ..store.init import init
+from ..analysis.sandwich import compute as compute_sandwich, floor_from_config
 from ..schema.envelope import Envelope
 from ..store.add import Stamping, add
 from ..store.inputs import Item, parse_items

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..schema.kinds import Decision
-from ..stopping_point import stopping_point
+from ..analysis.stopping_point import stopping_point
 from . import DemoResult
 
 

@@ -64,7 +64,7 @@ class SiteResult:
 
 
 def _timed_rules(pages, rules, spreads, prefix):
-    from . import page_rules
+    from . import selfcheck as page_rules
 
     started = time.perf_counter()
     problems = page_rules.check_texts(pages, rules, spreads, prefix)
@@ -179,7 +179,7 @@ def build_site(ledger, *, out: Path | str | None = None, strict: bool = True, pr
     With `strict`, a MkDocs warning, a page-rule violation or a broken link raises
     SiteCheckFailed (exit 1); without it they come back in `SiteResult.warnings`.
     """
-    from . import linkcheck, mkdocs_run, page_rules
+    from . import linkcheck, mkdocs_run, selfcheck as page_rules
 
     progress = progress or _noop
     started = begun = time.perf_counter()

@@ -133,7 +133,7 @@ class SiteData:
 
     def spread_percent(self, record_id: str) -> float | None:
         """A measurement's uncertainty in percent, as `ledger check` takes it (figures.uncertainty_percent)."""
-        from ..figures import uncertainty_percent
+        from ..analysis.figures import uncertainty_percent
 
         m = self.by_id.get(record_id)
         if m is None or m.kind != "measurement":
@@ -142,7 +142,7 @@ class SiteData:
 
     def quote(self, record_id: str, value: float | None, unit: str = "") -> str:
         """`value` (of or derived from a measurement) with only the figures its spread supports."""
-        from ..figures import format_figure
+        from ..analysis.figures import format_figure
         from .escape import figure
 
         if value is None:
@@ -160,7 +160,7 @@ class SiteData:
         return record.summary()
 
     def current_contract(self) -> Envelope | None:
-        from ..stopping_point import current_contract
+        from ..analysis.stopping_point import current_contract
 
         return current_contract(self.records, self.contract_name)
 

@@ -27,8 +27,8 @@ class StopRow:
 
 
 def stopping_rows(data: SiteData) -> list[StopRow]:
-    """Rows of the stopping-point table, derived by `ledger.stopping_point`."""
-    from ..stopping_point import stopping_point
+    """Rows of the stopping-point table, derived by `ledger.analysis.stopping_point`."""
+    from ..analysis.stopping_point import stopping_point
 
     _, rows = stopping_point(data.records, data.contract_name)
     return [_row(data, row) for row in rows]
@@ -58,7 +58,7 @@ def _links(data: SiteData, ids: list[str]) -> Markup:
 
 
 def render(data: SiteData, env) -> Iterator[Page]:
-    from ..stopping_point import current_contract
+    from ..analysis.stopping_point import current_contract
 
     contract = current_contract(data.records, data.contract_name)
     counts = sorted(Counter(r.kind for r in data.records).items())

@@ -71,7 +71,7 @@ def _figure(value: Any, spread: Any = None) -> str:
         return ""
     if spread is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
-            from ..figures import format_figure
+            from ..analysis.figures import format_figure
 
             return format_figure(float(value), float(spread))
         except (ImportError, ValueError):

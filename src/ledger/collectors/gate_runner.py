@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError, Problem
+from ..errors import InputError, Problem
 
 #: At most this many load samples are kept (evenly thinned), so a long gate stays compact.
 MAX_LOAD_SAMPLES = 120

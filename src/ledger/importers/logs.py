@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, Problem
-from .store.inputs import Item
+from ..errors import InputError, Problem
+from ..store.inputs import Item
 
 _TAG_RE = re.compile(r"(?<![A-Za-z0-9_])(?P<tag>LEDGER|BF16_[A-Z][A-Z0-9_]*)[ \t]+(?P<body>\{.*)$")
 #: Printed numbers are rounded; a median within this relative distance of the samples' agrees.

@@ -24,7 +24,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from .errors import InputError, Problem
+from ..errors import InputError, Problem
 
 #: The smallest |delta| that counts, in percent of the control midpoint (see module doc).
 DEFAULT_FLOOR_PERCENT = 0.5

@@ -1,6 +1,6 @@
 """The checker's page rules, run on what the site renders.
 
-`ledger.checks.pages_rules.check_page` is the code `ledger check` runs on spec pages: cell
+`ledger.checks.pages.check_page` is the code `ledger check` runs on spec pages: cell
 width, prose budget, figures within their spread. Running it on the generated pages means
 the site and the checker agree on what a cell is, how wide it renders, and how many
 figures a measurement's spread supports. Severities and limits come from `rules:` in
@@ -34,7 +34,7 @@ def check(pages: list[Page], rules: dict | None, data: SiteData, prefix: str = "
 
 def check_texts(pages: list[tuple[str, str]], rules: dict | None, spread: dict[str, float], prefix: str = "") -> list[Problem]:
     """`check` on plain data, so it can run in a worker process beside MkDocs."""
-    from ..checks.pages_rules import check_page
+    from ..checks.pages import check_page
     from ..checks.registry import configure
 
     active = {k: v for k, v in configure(rules).items() if k in SITE_RULES and v.severity != "off"}

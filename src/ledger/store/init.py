@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .config import CONFIG_NAME, load_config, yaml_rt
+from ..config import CONFIG_NAME, load_config, yaml_rt
 
 RECORDS_GITIGNORE = "# Temporary files of interrupted writes; never part of the ledger.\n.tmp-*\n"
 

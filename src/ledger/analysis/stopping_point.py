@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .metrics import gpu_count, recompute
-from .schema.envelope import Envelope
-from .schema.kinds import Contract, Decision, FlopAudit, Measurement, Sandwich
+from ..schema.envelope import Envelope
+from ..schema.kinds import Contract, Decision, FlopAudit, Measurement, Sandwich
 
 FINAL = "final"
 FASTEST = "fastest accepted"

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, NotFound, Problem
-from .logs import parse_log, value_of
-from .sandwich import SandwichResult, check_same_allocation_and_contract, compute, floor_from_config
+from ..errors import InputError, NotFound, Problem
+from ..importers.logs import parse_log, value_of
+from ..analysis.sandwich import SandwichResult, check_same_allocation_and_contract, compute, floor_from_config
 
 ARMS = ("a", "candidate", "b")
 ARM_NAMES = {"a": "A", "candidate": "candidate", "b": "B"}
@@ -50,7 +50,7 @@ class Arm:
     def describe(self) -> str:
         """The arm as the records show it: a token on the command line is redacted."""
         if self.command is not None:
-            from .redact import redact
+            from ..redact import redact
 
             return redact(self.command)
         return getattr(self.func, "__qualname__", repr(self.func))
@@ -269,9 +269,9 @@ def _write(ledger: Any, outcome: SandwichRun, arms: dict[str, Arm], *, contract_
            candidate_label: str | None, title: str | None, stamping: Any, mfus: dict[str, list[float]]) -> None:
     from dataclasses import replace
 
-    from .store.add import Stamping, check_references, prepare, seal_record
-    from .store.inputs import Item
-    from .store.stamps import detect_allocation
+    from ..store.add import Stamping, check_references, prepare, seal_record
+    from ..store.inputs import Item
+    from ..store.stamps import detect_allocation
 
     stamping = stamping or Stamping()
     if stamping.allocation is None:
@@ -308,8 +308,8 @@ def _write(ledger: Any, outcome: SandwichRun, arms: dict[str, Arm], *, contract_
 def sandwich_from_records(ledger: Any, a_id: str, candidate_id: str, b_id: str, *, floor_percent: float | None = None,
                           candidate_label: str | None = None, title: str | None = None, stamping: Any = None, write: bool = True) -> SandwichRun:
     """A sandwich of three measurements already in the ledger; refused across allocations or contracts."""
-    from .store.add import Stamping, add
-    from .store.inputs import Item
+    from ..store.add import Stamping, add
+    from ..store.inputs import Item
 
     records = {label: ledger.get(rid) for label, rid in zip(ARMS, (a_id, candidate_id, b_id))}
     problems = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import pages
-from ..figures import supported_digits_relative
+from ..analysis.figures import supported_digits_relative
 from .registry import Rule, register
 from .result import ERROR
 

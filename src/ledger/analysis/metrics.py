@@ -7,8 +7,8 @@ house figure below it): an MFU without its convention is not comparable.
 
 from __future__ import annotations
 
-from .schema.envelope import Allocation
-from .schema.kinds import FlopAudit, Measurement
+from ..schema.envelope import Allocation
+from ..schema.kinds import FlopAudit, Measurement
 
 
 def throughput(global_batch: int, step_s: float) -> float:

@@ -2,7 +2,7 @@
 
 The difference of medians, a Mann-Whitney U test on the raw samples (as asv does), an
 effect size (Cliff's delta and the Hodges-Lehmann shift), every figure trimmed to what
-its spread supports (:mod:`ledger.figures`). A comparison across contracts, metrics or
+its spread supports (:mod:`ledger.analysis.figures`). A comparison across contracts, metrics or
 units is refused. One across allocations is refused unless asked for, and then it is
 labelled not attributable: the users' records show a cross-allocation delta attributed
 to a code change, when the machine had changed.
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .errors import LedgerError, Problem
+from ..errors import LedgerError, Problem
 from .figures import MAX_DIGITS, format_figure, supported_digits_from_samples, trim
 
 #: Exact U distribution when there are no ties and the sides are this small together.
@@ -176,7 +176,7 @@ def hodges_lehmann(a: Sequence[float], b: Sequence[float]) -> float:
 def uncertainty(values: Sequence[float]) -> float | None:
     """A 90% confidence half-width of the median, estimated from the interquartile values.
 
-    The same estimate ledger.figures uses to decide digits (torch.utils.benchmark's), so a
+    The same estimate ledger.analysis.figures uses to decide digits (torch.utils.benchmark's), so a
     difference's digits follow the same rule as each side's; None with fewer than 2 values.
     """
     ordered = sorted(values)
