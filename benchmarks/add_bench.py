@@ -36,12 +36,17 @@ def make_ledger(root: Path, existing: int) -> Ledger:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     init(root)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"], check=True)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"], check=True
+    )
     book = Ledger.open(root)
     batch = 5000
     for start in range(0, existing, batch):
         n = min(batch, existing - start)
-        items = [Item({"samples": [0.5 + (i % 7) / 100, 0.51, 0.52], "title": f"existing {start + i}"}, "<bench>", None) for i in range(n)]
+        items = [
+            Item({"samples": [0.5 + (i % 7) / 100, 0.51, 0.52], "title": f"existing {start + i}"}, "<bench>", None)
+            for i in range(n)
+        ]
         add(book, "measurement", items, STAMP, durable=False)
     return book
 
@@ -50,7 +55,14 @@ def cold_add(root: Path, runs: int) -> list[float]:
     walls = []
     for i in range(runs):
         t0 = time.perf_counter()
-        subprocess.run([str(LEDGER), "add", "note", "-"], cwd=root, input=f"body: cold add {i}\n", text=True, check=True, capture_output=True)
+        subprocess.run(
+            [str(LEDGER), "add", "note", "-"],
+            cwd=root,
+            input=f"body: cold add {i}\n",
+            text=True,
+            check=True,
+            capture_output=True,
+        )
         walls.append(time.perf_counter() - t0)
     return walls
 
@@ -92,11 +104,15 @@ def main() -> int:
                 results[size]["cold"] += cold_add(roots[size], max(1, args.cold_runs // args.bulk_runs))
                 results[size]["bulk"] += bulk_add(roots[size], args.bulk_records, 1)
 
-    print(f"\n{'existing records':>17} | {'cold add median (s)':>19} | {'min':>6} | {'max':>6} | {'bulk records/s median':>21} | {'n':>3}")
+    print(
+        f"\n{'existing records':>17} | {'cold add median (s)':>19} | {'min':>6} | {'max':>6} | {'bulk records/s median':>21} | {'n':>3}"
+    )
     print("-" * 88)
     for size in sizes:
         cold, bulk = results[size]["cold"], results[size]["bulk"]
-        print(f"{size:>17,} | {statistics.median(cold):>19.3f} | {min(cold):>6.3f} | {max(cold):>6.3f} | {statistics.median(bulk):>21,.0f} | {len(bulk):>3}")
+        print(
+            f"{size:>17,} | {statistics.median(cold):>19.3f} | {min(cold):>6.3f} | {max(cold):>6.3f} | {statistics.median(bulk):>21,.0f} | {len(bulk):>3}"
+        )
     small, large = sizes[0], sizes[-1]
     cold_ratio = statistics.median(results[large]["cold"]) / statistics.median(results[small]["cold"])
     bulk_ratio = statistics.median(results[large]["bulk"]) / statistics.median(results[small]["bulk"])
@@ -113,26 +129,57 @@ def record(results: dict[int, dict[str, list[float]]], args: argparse.Namespace)
     contract = next((c for c in book.records("contract") if c.name == "bench-ledger-add"), None)
     if contract is None:
         out = subprocess.run(
-            [str(LEDGER), "-C", str(REPO), "add", "contract", "-"], input=json.dumps({
-                "name": "bench-ledger-add",
-                "model": "ledger add through the installed CLI (subprocess wall time)",
-                "shape": {"bulk_records": args.bulk_records},
-                "statistic": "median",
-                "rank_reduction": "single",
-                "description": "benchmarks/add_bench.py: cold single add and bulk JSON Lines add on ledgers of 1k and 100k records",
-            }), text=True, capture_output=True, env=env, check=True)
+            [str(LEDGER), "-C", str(REPO), "add", "contract", "-"],
+            input=json.dumps(
+                {
+                    "name": "bench-ledger-add",
+                    "model": "ledger add through the installed CLI (subprocess wall time)",
+                    "shape": {"bulk_records": args.bulk_records},
+                    "statistic": "median",
+                    "rank_reduction": "single",
+                    "description": "benchmarks/add_bench.py: cold single add and bulk JSON Lines add on ledgers of 1k and 100k records",
+                }
+            ),
+            text=True,
+            capture_output=True,
+            env=env,
+            check=True,
+        )
         contract_id = out.stdout.strip()
     else:
         contract_id = contract.id
     rows = []
     for size, res in results.items():
-        rows.append({"contract": contract_id, "title": f"cold ledger add on {size:,} existing records", "metric": "cold_add_wall", "unit": "s",
-                     "samples": res["cold"], "command": "ledger add note -", "extra": {"existing_records": size}})
-        rows.append({"contract": contract_id, "title": f"bulk ledger add of {args.bulk_records:,} on {size:,} existing records", "metric": "bulk_add_rate",
-                     "unit": "records/s", "lower_is_better": False, "samples": res["bulk"], "command": "ledger add measurement bulk.jsonl",
-                     "extra": {"existing_records": size}})
-    out = subprocess.run([str(LEDGER), "-C", str(REPO), "add", "measurement", "-"], input="\n".join(json.dumps(r) for r in rows) + "\n",
-                         text=True, capture_output=True, env=env)
+        rows.append(
+            {
+                "contract": contract_id,
+                "title": f"cold ledger add on {size:,} existing records",
+                "metric": "cold_add_wall",
+                "unit": "s",
+                "samples": res["cold"],
+                "command": "ledger add note -",
+                "extra": {"existing_records": size},
+            }
+        )
+        rows.append(
+            {
+                "contract": contract_id,
+                "title": f"bulk ledger add of {args.bulk_records:,} on {size:,} existing records",
+                "metric": "bulk_add_rate",
+                "unit": "records/s",
+                "lower_is_better": False,
+                "samples": res["bulk"],
+                "command": "ledger add measurement bulk.jsonl",
+                "extra": {"existing_records": size},
+            }
+        )
+    out = subprocess.run(
+        [str(LEDGER), "-C", str(REPO), "add", "measurement", "-"],
+        input="\n".join(json.dumps(r) for r in rows) + "\n",
+        text=True,
+        capture_output=True,
+        env=env,
+    )
     if out.returncode:
         raise SystemExit(out.stderr)
     print("recorded:", " ".join(out.stdout.split()))

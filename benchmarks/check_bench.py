@@ -25,12 +25,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).with_name("ledger")
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid", "GIT_CONFIG_NOSYSTEM": "1"}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(cwd: Path, *args: str, input: str | None = None) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True, text=True, input=input).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True, text=True, input=input
+    ).stdout.strip()
 
 
 def records(n: int, sha: str, seed: int, start: datetime, reuse: tuple[str, str] | None = None) -> list[dict]:
@@ -44,15 +52,49 @@ def records(n: int, sha: str, seed: int, start: datetime, reuse: tuple[str, str]
 
     def env(kind: str, i: int) -> dict:
         at = start + timedelta(milliseconds=i)
-        return {"format_version": 1, "id": new_id(at), "kind": kind, "created_at": at.isoformat().replace("+00:00", "Z"),
-                "source": {"sha": sha, "repo": "bench"}, "allocation": {"id": f"slurm-{i // 500}", "scheduler": "slurm", "topology": "4x GB200", "nodes": 1, "gpus_per_node": 4},
-                "tool": tool, "links": {}, "supersedes": [], "tags": [], "attachments": {}}
+        return {
+            "format_version": 1,
+            "id": new_id(at),
+            "kind": kind,
+            "created_at": at.isoformat().replace("+00:00", "Z"),
+            "source": {"sha": sha, "repo": "bench"},
+            "allocation": {
+                "id": f"slurm-{i // 500}",
+                "scheduler": "slurm",
+                "topology": "4x GB200",
+                "nodes": 1,
+                "gpus_per_node": 4,
+            },
+            "tool": tool,
+            "links": {},
+            "supersedes": [],
+            "tags": [],
+            "attachments": {},
+        }
 
-    contract = {**env("contract", 0), "name": f"bench-contract-{seed}", "model": "ltx2", "param_precision": "fp32", "optimizer_state_precision": "fp32",
-                "compute_precision": "bf16", "shape": {"frames": 81, "height": 480, "width": 832}, "warmup_steps": 3, "measured_steps": 40,
-                "statistic": "median", "rank_reduction": "slowest-rank", "extra": {}}
-    audit = {**env("flop-audit", 1), "contract": contract["id"], "flop_per_sample": 123456789012, "derivation": "analytic", "itemised": {},
-             "peak": {"name": "house-2450", "tflops_per_gpu": 2450.0}, "peaks": []}
+    contract = {
+        **env("contract", 0),
+        "name": f"bench-contract-{seed}",
+        "model": "ltx2",
+        "param_precision": "fp32",
+        "optimizer_state_precision": "fp32",
+        "compute_precision": "bf16",
+        "shape": {"frames": 81, "height": 480, "width": 832},
+        "warmup_steps": 3,
+        "measured_steps": 40,
+        "statistic": "median",
+        "rank_reduction": "slowest-rank",
+        "extra": {},
+    }
+    audit = {
+        **env("flop-audit", 1),
+        "contract": contract["id"],
+        "flop_per_sample": 123456789012,
+        "derivation": "analytic",
+        "itemised": {},
+        "peak": {"name": "house-2450", "tflops_per_gpu": 2450.0},
+        "peaks": [],
+    }
     out = [seal(contract), seal(audit)]
     if reuse:  # a push that adds measurements under the ledger's existing contract and audit
         contract["id"], audit["id"] = reuse
@@ -60,16 +102,42 @@ def records(n: int, sha: str, seed: int, start: datetime, reuse: tuple[str, str]
         n += 2
     for i in range(2, n):
         if i % 100 == 0:
-            rec = {**env("issue", i), "number": seed * 10_000_000 + i, "title": f"issue {i}", "owner": "bench", "status": "open"}
+            rec = {
+                **env("issue", i),
+                "number": seed * 10_000_000 + i,
+                "title": f"issue {i}",
+                "owner": "bench",
+                "status": "open",
+            }
         else:
             samples = [round(1.0 + rng.gauss(0, 0.01), 6) for _ in range(40)]
             ordered = sorted(samples)
             q = statistics.quantiles(ordered, n=4, method="inclusive")
-            rec = {**env("measurement", i), "contract": contract["id"], "flop_audit": audit["id"], "metric": "step_time", "unit": "s",
-                   "lower_is_better": True, "samples": samples, "warmup_steps": 3, "statistic": "median", "n": 40, "min": ordered[0],
-                   "median": statistics.median(ordered), "max": ordered[-1], "iqr": q[2] - q[0], "world_size": 4, "mfu_percent": 41.5,
-                   "outcome": "ok", "health": "healthy", "health_reasons": [], "comparable": True,
-                   "command": "torchrun --nproc-per-node 4 train.py --steps 43", "extra": {}, "throughput_unit": "samples/s"}
+            rec = {
+                **env("measurement", i),
+                "contract": contract["id"],
+                "flop_audit": audit["id"],
+                "metric": "step_time",
+                "unit": "s",
+                "lower_is_better": True,
+                "samples": samples,
+                "warmup_steps": 3,
+                "statistic": "median",
+                "n": 40,
+                "min": ordered[0],
+                "median": statistics.median(ordered),
+                "max": ordered[-1],
+                "iqr": q[2] - q[0],
+                "world_size": 4,
+                "mfu_percent": 41.5,
+                "outcome": "ok",
+                "health": "healthy",
+                "health_reasons": [],
+                "comparable": True,
+                "command": "torchrun --nproc-per-node 4 train.py --steps 43",
+                "extra": {},
+                "throughput_unit": "samples/s",
+            }
         out.append(seal(rec))
     return out
 
@@ -128,7 +196,9 @@ def bench_jsonschema(repo: Path, work: Path) -> float:
             continue
         files = sorted(str(p) for p in kind_dir.rglob("*.json"))
         for i in range(0, len(files), 5000):  # stay under the argument-length limit
-            total += timed([str(exe), "--schemafile", str(schemas / f"{kind_dir.name}.schema.json"), *files[i:i + 5000]], repo)
+            total += timed(
+                [str(exe), "--schemafile", str(schemas / f"{kind_dir.name}.schema.json"), *files[i : i + 5000]], repo
+            )
     return total
 
 
@@ -140,7 +210,10 @@ def bench_push(repo: Path, repeats: int, seed: int) -> list[float]:
     times = []
     for r in range(repeats):
         sha = git(repo, "rev-parse", "HEAD")
-        write(repo, records(10, sha, seed * 100 + r, datetime(2026, 6, 1, tzinfo=timezone.utc) + timedelta(hours=r), reuse))
+        write(
+            repo,
+            records(10, sha, seed * 100 + r, datetime(2026, 6, 1, tzinfo=timezone.utc) + timedelta(hours=r), reuse),
+        )
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", f"10 records ({r})")
         local = git(repo, "rev-parse", "HEAD")
@@ -176,7 +249,12 @@ def main() -> int:
         ("check --all", f"{big:,} records", all_median, f"{js / all_median:.1f}x faster than check-jsonschema"),
         ("check-jsonschema", f"{big:,} records", js, "1 run"),
         ("check --pre-push, 10 records", f"{small:,}-record ledger", ps, f"first push {push_small[0]:.3f} s"),
-        ("check --pre-push, 10 records", f"{big:,}-record ledger", pb, f"{pb / ps:.2f}x the {small:,} time; first push {push_big[0]:.3f} s"),
+        (
+            "check --pre-push, 10 records",
+            f"{big:,}-record ledger",
+            pb,
+            f"{pb / ps:.2f}x the {small:,} time; first push {push_big[0]:.3f} s",
+        ),
     ]
     machine = f"{platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
     print(f"ledger check benchmark on {machine}")
@@ -194,9 +272,23 @@ def record_results(big, small, all_times, js, push_small, push_big, cores) -> No
     import socket
 
     def add(kind: str, data: dict) -> str:
-        proc = subprocess.run([str(BIN), "-C", str(ROOT), "add", kind, "-", "--format", "json"], cwd=ROOT, env=ENV, input=json.dumps(data), capture_output=True, text=True)
+        proc = subprocess.run(
+            [str(BIN), "-C", str(ROOT), "add", kind, "-", "--format", "json"],
+            cwd=ROOT,
+            env=ENV,
+            input=json.dumps(data),
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
-            proc = subprocess.run([str(BIN), "-C", str(ROOT), "add", kind, "-"], cwd=ROOT, env=ENV, input=json.dumps(data), capture_output=True, text=True)
+            proc = subprocess.run(
+                [str(BIN), "-C", str(ROOT), "add", kind, "-"],
+                cwd=ROOT,
+                env=ENV,
+                input=json.dumps(data),
+                capture_output=True,
+                text=True,
+            )
         if proc.returncode != 0:
             raise SystemExit(f"ledger add {kind} failed: {proc.stderr}")
         out = proc.stdout.strip()
@@ -207,28 +299,85 @@ def record_results(big, small, all_times, js, push_small, push_big, cores) -> No
             return out.split()[0]
 
     def contract(name: str, description: str, steps: int) -> str:
-        found = subprocess.run([str(BIN), "-C", str(ROOT), "list", "--kind", "contract", "--format", "json"], env=ENV, capture_output=True, text=True)
+        found = subprocess.run(
+            [str(BIN), "-C", str(ROOT), "list", "--kind", "contract", "--format", "json"],
+            env=ENV,
+            capture_output=True,
+            text=True,
+        )
         for row in json.loads(found.stdout or "[]"):
             if row["summary"] == name:
                 return row["id"]
-        return add("contract", {"name": name, "model": "ledger check", "param_precision": "n/a", "optimizer_state_precision": "n/a",
-                                "compute_precision": "n/a", "warmup_steps": 0, "measured_steps": steps, "statistic": "median",
-                                "rank_reduction": "single", "description": description,
-                                "extra": {"cores": str(cores), "command": "python benchmarks/check_bench.py"}})
+        return add(
+            "contract",
+            {
+                "name": name,
+                "model": "ledger check",
+                "param_precision": "n/a",
+                "optimizer_state_precision": "n/a",
+                "compute_precision": "n/a",
+                "warmup_steps": 0,
+                "measured_steps": steps,
+                "statistic": "median",
+                "rank_reduction": "single",
+                "description": description,
+                "extra": {"cores": str(cores), "command": "python benchmarks/check_bench.py"},
+            },
+        )
 
-    c_all = contract("bench-check-all-100k", f"`ledger check --all` over {big:,} generated records (99% measurements of 40 samples), wall time of the CLI", 5)
-    c_js = contract("bench-check-jsonschema-100k", f"check-jsonschema with `ledger schema export` schemas over the same {big:,} files, one run", 1)
-    c_push = contract("bench-check-pre-push-10", "`ledger check --pre-push` for a 10-record push, CLI wall time, key-index cache warm (first push excluded)", 6)
+    c_all = contract(
+        "bench-check-all-100k",
+        f"`ledger check --all` over {big:,} generated records (99% measurements of 40 samples), wall time of the CLI",
+        5,
+    )
+    c_js = contract(
+        "bench-check-jsonschema-100k",
+        f"check-jsonschema with `ledger schema export` schemas over the same {big:,} files, one run",
+        1,
+    )
+    c_push = contract(
+        "bench-check-pre-push-10",
+        "`ledger check --pre-push` for a 10-record push, CLI wall time, key-index cache warm (first push excluded)",
+        6,
+    )
     load = [round(x, 2) for x in os.getloadavg()]
-    common = {"metric": "wall_time", "unit": "s", "command": "python benchmarks/check_bench.py",
-              "notes": f"2-core shared box; load average at the end of the run {load} (other engineers' jobs ran beside it)"}
-    add("measurement", {**common, "contract": c_all, "samples": all_times, "title": f"ledger check --all, {big:,} records, {cores} cores",
-                        "extra": {"records": big, "check_jsonschema_s": js}})
+    common = {
+        "metric": "wall_time",
+        "unit": "s",
+        "command": "python benchmarks/check_bench.py",
+        "notes": f"2-core shared box; load average at the end of the run {load} (other engineers' jobs ran beside it)",
+    }
+    add(
+        "measurement",
+        {
+            **common,
+            "contract": c_all,
+            "samples": all_times,
+            "title": f"ledger check --all, {big:,} records, {cores} cores",
+            "extra": {"records": big, "check_jsonschema_s": js},
+        },
+    )
     add("measurement", {**common, "contract": c_js, "samples": [js], "title": f"check-jsonschema, {big:,} records"})
-    add("measurement", {**common, "contract": c_push, "samples": push_small[1:], "title": f"ledger check --pre-push, 10 records, {small:,}-record ledger",
-                        "extra": {"ledger_records": small, "first_push_s": push_small[0]}})
-    add("measurement", {**common, "contract": c_push, "samples": push_big[1:], "title": f"ledger check --pre-push, 10 records, {big:,}-record ledger",
-                        "extra": {"ledger_records": big, "first_push_s": push_big[0]}})
+    add(
+        "measurement",
+        {
+            **common,
+            "contract": c_push,
+            "samples": push_small[1:],
+            "title": f"ledger check --pre-push, 10 records, {small:,}-record ledger",
+            "extra": {"ledger_records": small, "first_push_s": push_small[0]},
+        },
+    )
+    add(
+        "measurement",
+        {
+            **common,
+            "contract": c_push,
+            "samples": push_big[1:],
+            "title": f"ledger check --pre-push, 10 records, {big:,}-record ledger",
+            "extra": {"ledger_records": big, "first_push_s": push_big[0]},
+        },
+    )
     _ = socket
 
 

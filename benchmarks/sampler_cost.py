@@ -68,12 +68,22 @@ def main() -> int:
     machine = f"{platform.node()} {os.cpu_count()} cores, python {platform.python_version()}"
     print(machine)
     if "--record" in sys.argv:
-        body = "sampler cost per sample (median / p90, microseconds), " + machine + ": " + "; ".join(
-            f"{n}: {m * 1e6:.1f} / {p * 1e6:.1f}" for n, m, p in rows if m == m) + ". Rerun: python benchmarks/sampler_cost.py"
+        body = (
+            "sampler cost per sample (median / p90, microseconds), "
+            + machine
+            + ": "
+            + "; ".join(f"{n}: {m * 1e6:.1f} / {p * 1e6:.1f}" for n, m, p in rows if m == m)
+            + ". Rerun: python benchmarks/sampler_cost.py"
+        )
         root = Path(__file__).resolve().parents[1]
-        subprocess.run([str(Path(sys.executable).with_name("ledger")), "-C", str(root), "add", "note", "-"],
-                       input=json.dumps({"title": "process sampler: cost of one sample", "body": body, "tags": ["benchmark", "sampler"]}),
-                       text=True, check=True)
+        subprocess.run(
+            [str(Path(sys.executable).with_name("ledger")), "-C", str(root), "add", "note", "-"],
+            input=json.dumps(
+                {"title": "process sampler: cost of one sample", "body": body, "tags": ["benchmark", "sampler"]}
+            ),
+            text=True,
+            check=True,
+        )
     return 0
 
 

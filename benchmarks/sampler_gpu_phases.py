@@ -46,15 +46,39 @@ def main() -> int:
     out = Path(sys.argv[1]).resolve()
     book = out / "ledger"
     book.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "GIT_AUTHOR_NAME": "probe", "GIT_AUTHOR_EMAIL": "probe@invalid", "GIT_COMMITTER_NAME": "probe", "GIT_COMMITTER_EMAIL": "probe@invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "probe",
+        "GIT_AUTHOR_EMAIL": "probe@invalid",
+        "GIT_COMMITTER_NAME": "probe",
+        "GIT_COMMITTER_EMAIL": "probe@invalid",
+    }
     ledger = [sys.executable, "-m", "ledger.cli.main"]
     subprocess.run(["git", "init", "-q"], cwd=book, check=True)
     subprocess.run([*ledger, "init"], cwd=book, check=True, env=env, stdout=subprocess.DEVNULL)
     subprocess.run(["git", "add", "-A"], cwd=book, check=True)
     subprocess.run(["git", "commit", "-qm", "init"], cwd=book, check=True, env=env)
     (out / "hog.py").write_text(HOG)
-    run = subprocess.run([*ledger, "sampler", "run", "--interval", "0.1", "--topology", "1x H200", "--title", "sampler GPU phase probe",
-                          "--", sys.executable, str(out / "hog.py")], cwd=book, env=env, text=True, capture_output=True)
+    run = subprocess.run(
+        [
+            *ledger,
+            "sampler",
+            "run",
+            "--interval",
+            "0.1",
+            "--topology",
+            "1x H200",
+            "--title",
+            "sampler GPU phase probe",
+            "--",
+            sys.executable,
+            str(out / "hog.py"),
+        ],
+        cwd=book,
+        env=env,
+        text=True,
+        capture_output=True,
+    )
     print(run.stdout)
     print(run.stderr, file=sys.stderr)
     for path in sorted((book / "ledger" / "records").rglob("*")):

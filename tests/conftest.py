@@ -13,8 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 LEDGER_BIN = Path(sys.executable).with_name("ledger")
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 
@@ -24,7 +26,9 @@ def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> 
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=check, text=True, capture_output=True, input=input)
 
 
-def run_ledger(cwd: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_ledger(
+    cwd: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Run the installed `ledger` command as a user would."""
     full_env = {**os.environ, **GIT_ENV, **(env or {})}
     # Scheduler variables of the machine running the tests must not leak into stamps.

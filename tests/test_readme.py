@@ -24,15 +24,21 @@ def test_readme_quickstart_runs(tmp_path: Path) -> None:
     script = script.replace("source .venv/bin/activate", f"export PATH={Path(sys.executable).parent}:$PATH")
     script = script.replace("ledger show <ID>", "ledger show $CONTRACT")
     env = {**os.environ, **GIT_ENV}
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     campaign = tmp_path / "my-campaign"
     records = list((campaign / "ledger" / "records").rglob("*.json"))
     assert {p.parts[-3] for p in records} == {"contract", "measurement"}
     assert "dit-bf16-4x" in result.stdout and "4x H200" in result.stdout
-    status = subprocess.run(["git", "status", "--porcelain", "ledger"], cwd=campaign, capture_output=True, text=True).stdout
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "ledger"], cwd=campaign, capture_output=True, text=True
+    ).stdout
     assert status == ""
-    check = subprocess.run([str(Path(sys.executable).with_name("ledger")), "check", "--all"], cwd=campaign, capture_output=True, text=True)
+    check = subprocess.run(
+        [str(Path(sys.executable).with_name("ledger")), "check", "--all"], cwd=campaign, capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stdout + check.stderr
 
 

@@ -1,6 +1,6 @@
 """Add the two-rank NCCL StepTimer result (nccl_slowest_rank.py) to a ledger.
 
-    python benchmarks/gpu/add_nccl_records.py DIR --ledger . --source-sha SHA --allocation ID [--environment ID]
+python benchmarks/gpu/add_nccl_records.py DIR --ledger . --source-sha SHA --allocation ID [--environment ID]
 """
 
 from __future__ import annotations
@@ -40,18 +40,39 @@ def main() -> int:
     verdict = json.loads((args.folder / "nccl_verdict.json").read_text())
     if not (verdict["samples_match_max_of_ranks"] and verdict["slowest_rank_matches"]):
         raise SystemExit("the run did not keep the slowest rank per step; not recording it as a pass")
-    stamping = Stamping(source=Source(sha=args.source_sha),
-                        allocation=Allocation(id=args.allocation, scheduler="local", topology="2x H200", nodes=1, gpus_per_node=2))
+    stamping = Stamping(
+        source=Source(sha=args.source_sha),
+        allocation=Allocation(id=args.allocation, scheduler="local", topology="2x H200", nodes=1, gpus_per_node=2),
+    )
     same = [c for c in book.records("contract") if c.name == CONTRACT["name"]]
     contract = same[0] if same else add(book, "contract", [Item(CONTRACT, "<contract>", None)], stamping)[0]
     audits = [a for a in book.records("flop-audit") if a.contract == contract.id]
-    audit = audits[0] if audits else add(book, "flop-audit", [Item({
-        "contract": contract.id,
-        "title": "one bf16 8192^3 matmul per sample",
-        "flop_per_sample": 2 * 8192**3,
-        "derivation": "2*M*N*K for one 8192x8192 @ 8192x8192 matmul per sample; the spin and the zero-scaled add do no model work",
-        "peak": {"name": "vendor-h200-dense-bf16", "tflops_per_gpu": 989.0, "vendor_tflops_per_gpu": 989.0},
-    }, "<flop-audit>", None)], stamping)[0]
+    audit = (
+        audits[0]
+        if audits
+        else add(
+            book,
+            "flop-audit",
+            [
+                Item(
+                    {
+                        "contract": contract.id,
+                        "title": "one bf16 8192^3 matmul per sample",
+                        "flop_per_sample": 2 * 8192**3,
+                        "derivation": "2*M*N*K for one 8192x8192 @ 8192x8192 matmul per sample; the spin and the zero-scaled add do no model work",
+                        "peak": {
+                            "name": "vendor-h200-dense-bf16",
+                            "tflops_per_gpu": 989.0,
+                            "vendor_tflops_per_gpu": 989.0,
+                        },
+                    },
+                    "<flop-audit>",
+                    None,
+                )
+            ],
+            stamping,
+        )[0]
+    )
     body = {**body, "contract": contract.id, "flop_audit": audit.id}
     if args.environment:
         body["environment"] = args.environment

@@ -27,8 +27,11 @@ def main() -> int:
     ap.add_argument("--ledger", default=".")
     ap.add_argument("--source-sha", required=True, help="commit the driver ran from")
     ap.add_argument("--note", default=None, help="text of a note record added beside them (device time, command)")
-    ap.add_argument("--reassess-health", action="store_true",
-                    help="judge each environment's health again with this checkout's rule (the raw GPU readings are kept as measured)")
+    ap.add_argument(
+        "--reassess-health",
+        action="store_true",
+        help="judge each environment's health again with this checkout's rule (the raw GPU readings are kept as measured)",
+    )
     args = ap.parse_args()
     book = Ledger.open(args.ledger)
     stamping = Stamping(source=Source(sha=args.source_sha))
@@ -43,7 +46,9 @@ def main() -> int:
         for env in envs:
             verdict = assess_health(env["gpus"], bool(env.get("under_load")))
             if verdict != env["health"]:
-                verdict["reasons"].append(f"re-assessed when added (the device judged {env['health']['verdict']}: {'; '.join(env['health']['reasons'])})")
+                verdict["reasons"].append(
+                    f"re-assessed when added (the device judged {env['health']['verdict']}: {'; '.join(env['health']['reasons'])})"
+                )
                 env["health"] = verdict
         # The workload's measurements carry the under-load environment's verdict.
         load_health = envs[-1]["health"]
@@ -54,7 +59,9 @@ def main() -> int:
     measurements = [{**m, **health} if "health" in m else m for m in measurements]
     # Added kind by kind so that each can point at the ids the previous step returned;
     # every `add` validates and checks references before it writes.
-    out = add(book, "environment", [Item(e, "environment.json", f"record {i + 1}") for i, e in enumerate(envs)], stamping)
+    out = add(
+        book, "environment", [Item(e, "environment.json", f"record {i + 1}") for i, e in enumerate(envs)], stamping
+    )
     load_env = out[-1].id
     ceiling_rec = add(book, "ceiling", [Item({**ceiling, "environment": load_env}, "ceiling.json", None)], stamping)[0]
     # A contract is added once: a later run under the same contract points at the first.
@@ -66,14 +73,38 @@ def main() -> int:
             raise SystemExit(f"contract {contract['name']} exists with other fields; name the changed contract anew")
     else:
         contract_rec = add(book, "contract", [Item(contract, "contract.json", None)], stamping)[0]
-    audit_rec = add(book, "flop-audit", [Item({**audit, "contract": contract_rec.id}, "flop_audit.json", None)], stamping)[0]
-    links = {"contract": contract_rec.id, "environment": load_env, "flop_audit": audit_rec.id, "ceiling": ceiling_rec.id}
+    audit_rec = add(
+        book, "flop-audit", [Item({**audit, "contract": contract_rec.id}, "flop_audit.json", None)], stamping
+    )[0]
+    links = {
+        "contract": contract_rec.id,
+        "environment": load_env,
+        "flop_audit": audit_rec.id,
+        "ceiling": ceiling_rec.id,
+    }
     out += [ceiling_rec, contract_rec, audit_rec]
-    out += add(book, "measurement", [Item({**m, **links}, "measurements.json", f"record {i + 1}") for i, m in enumerate(measurements)], stamping)
-    out += add(book, "measurement", [Item({**m, "environment": load_env, "ceiling": ceiling_rec.id}, "attention.json", f"record {i + 1}")
-                                     for i, m in enumerate(attention)], stamping)
+    out += add(
+        book,
+        "measurement",
+        [Item({**m, **links}, "measurements.json", f"record {i + 1}") for i, m in enumerate(measurements)],
+        stamping,
+    )
+    out += add(
+        book,
+        "measurement",
+        [
+            Item({**m, "environment": load_env, "ceiling": ceiling_rec.id}, "attention.json", f"record {i + 1}")
+            for i, m in enumerate(attention)
+        ],
+        stamping,
+    )
     if args.note:
-        out += add(book, "note", [Item({"body": args.note, "title": "H200 collectors run: device time and command"}, "<note>", None)], stamping)
+        out += add(
+            book,
+            "note",
+            [Item({"body": args.note, "title": "H200 collectors run: device time and command"}, "<note>", None)],
+            stamping,
+        )
     for r in out:
         print(r.kind, r.id, r.summary())
     return 0

@@ -44,7 +44,9 @@ def main() -> int:
     b = torch.randn(8192, 8192, device=device, dtype=torch.bfloat16)
     grad = torch.zeros(64 * 1024 * 1024 // 2, device=device, dtype=torch.bfloat16)
     flop_per_sample = 2 * 8192**3  # one matmul per sample, one sample per rank per step
-    timer = StepTimer(warmup=WARMUP, global_batch=world, local_batch=1, flop_per_sample=flop_per_sample, peak=VENDOR_H200_BF16)
+    timer = StepTimer(
+        warmup=WARMUP, global_batch=world, local_batch=1, flop_per_sample=flop_per_sample, peak=VENDOR_H200_BF16
+    )
     own: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
     for i in range(WARMUP + MEASURED):
         measured = i - WARMUP
@@ -86,12 +88,32 @@ def main() -> int:
         body = result.measurement(
             title="StepTimer over 2 NCCL ranks, one rank made slow on chosen steps",
             command="torchrun --nproc-per-node 2 benchmarks/gpu/nccl_slowest_rank.py",
-            extra={"made_slow_per_step": expected_rank, "samples_match_max_of_ranks": close, "slowest_rank_matches": ranks_ok,
-                   "backend": dist.get_backend(), "slowest_rank_per_step": result.slowest_rank, "rank_reduction": "slowest-rank"},
+            extra={
+                "made_slow_per_step": expected_rank,
+                "samples_match_max_of_ranks": close,
+                "slowest_rank_matches": ranks_ok,
+                "backend": dist.get_backend(),
+                "slowest_rank_per_step": result.slowest_rank,
+                "rank_reduction": "slowest-rank",
+            },
         )
         (args.out / "nccl_measurement.json").write_text(json.dumps(body, indent=2))
         (args.out / "nccl_verdict.json").write_text(json.dumps(verdict, indent=2))
-        print(json.dumps({k: verdict[k] for k in ("world_size", "backend", "slowest_rank", "made_slow", "samples_match_max_of_ranks", "slowest_rank_matches")}))
+        print(
+            json.dumps(
+                {
+                    k: verdict[k]
+                    for k in (
+                        "world_size",
+                        "backend",
+                        "slowest_rank",
+                        "made_slow",
+                        "samples_match_max_of_ranks",
+                        "slowest_rank_matches",
+                    )
+                }
+            )
+        )
         print("median step", result.median, "s; peak allocated", result.peak_allocated_bytes)
     dist.destroy_process_group()
     return 0

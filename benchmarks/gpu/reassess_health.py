@@ -52,9 +52,16 @@ def main() -> int:
         print("environment", new_env.id)
         for m in measurements:
             if m.environment == env.id and m.health == env.health.verdict:
-                fixed = {**body_of(m), "environment": new_env.id, "health": verdict["verdict"],
-                         "health_reasons": verdict["reasons"], "supersedes": [m.id]}
-                (new_m,) = add(book, "measurement", [Item(fixed, m.id, None)], Stamping(source=m.source, allocation=m.allocation))
+                fixed = {
+                    **body_of(m),
+                    "environment": new_env.id,
+                    "health": verdict["verdict"],
+                    "health_reasons": verdict["reasons"],
+                    "supersedes": [m.id],
+                }
+                (new_m,) = add(
+                    book, "measurement", [Item(fixed, m.id, None)], Stamping(source=m.source, allocation=m.allocation)
+                )
                 print("measurement", new_m.id, "supersedes", m.id)
     return 0
 

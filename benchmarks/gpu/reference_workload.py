@@ -49,7 +49,17 @@ class Shape:
 #: LTX-2-like: 4,290 video tokens (81x480x832 latents), 1,024 text tokens, heads of 128.
 LTX2_LIKE = Shape()
 #: The same structure small enough for a CPU test.
-SMALL = Shape(blocks=2, dim=256, heads=2, video_tokens=96, text_tokens=32, latent_channels=16, text_dim=64, timestep_freq=32, batch=2)
+SMALL = Shape(
+    blocks=2,
+    dim=256,
+    heads=2,
+    video_tokens=96,
+    text_tokens=32,
+    latent_channels=16,
+    text_dim=64,
+    timestep_freq=32,
+    batch=2,
+)
 
 
 def _attention(q, k, v, heads):

@@ -140,8 +140,11 @@ def main() -> int:
     else:
         ceiling = measure_ceiling(device, matmul_size=256, copy_bytes=1 << 22, dtype=torch.float32, repeats=5)
     say(f"ceiling: {ceiling['title']}")
-    ceiling_peak = Peak(f"measured-ceiling-{'h200' if device.type == 'cuda' else 'cpu'}-bf16-matmul", ceiling["matmul_tflops"],
-                        note="median bf16 8192^3 matmul rate measured in the same run")
+    ceiling_peak = Peak(
+        f"measured-ceiling-{'h200' if device.type == 'cuda' else 'cpu'}-bf16-matmul",
+        ceiling["matmul_tflops"],
+        note="median bf16 8192^3 matmul rate measured in the same run",
+    )
 
     # 3. The workload and its FLOP audit (one step under FlopCounterMode, after one warm step).
     model, opt, step = build(shape, device)
@@ -149,10 +152,18 @@ def main() -> int:
     say(f"workload: {shape.blocks} blocks, {params / 1e9:.3f} B params fp32, batch {shape.batch}")
     step()
     analytic = analytic_flops(shape)
-    audit = audit_flops(step, analytic=analytic, samples_per_step=shape.batch, peak=VENDOR_H200_BF16, peaks=[ceiling_peak],
-                        derivation=("exact model-FLOP count of the DiT reference stack (benchmarks/gpu/reference_workload.py:analytic_flops), "
-                                    "FlopCounterMode conventions: linear 2*tokens*in*out fwd, weight grad + input grad where needed; "
-                                    "SDPA 4*H*Sq*Sk*Dh fwd, 2.5x bwd; reconciled integer-exactly over one training step"))
+    audit = audit_flops(
+        step,
+        analytic=analytic,
+        samples_per_step=shape.batch,
+        peak=VENDOR_H200_BF16,
+        peaks=[ceiling_peak],
+        derivation=(
+            "exact model-FLOP count of the DiT reference stack (benchmarks/gpu/reference_workload.py:analytic_flops), "
+            "FlopCounterMode conventions: linear 2*tokens*in*out fwd, weight grad + input grad where needed; "
+            "SDPA 4*H*Sq*Sk*Dh fwd, 2.5x bwd; reconciled integer-exactly over one training step"
+        ),
+    )
     say(audit.report())
     flop_per_sample = audit.analytic_flop_per_sample
 
@@ -168,8 +179,15 @@ def main() -> int:
     a_samples, a_wall = loop(step, warmup, measured)
     say(f"bare A median {statistics.median(a_samples):.6f} s")
     sampler = threading.Thread(target=sample_env)
-    timer = StepTimer(warmup=warmup, global_batch=shape.batch, local_batch=shape.batch, flop_per_sample=flop_per_sample,
-                      peak=VENDOR_H200_BF16, ceiling_tflops=ceiling["matmul_tflops"], device=device)
+    timer = StepTimer(
+        warmup=warmup,
+        global_batch=shape.batch,
+        local_batch=shape.batch,
+        flop_per_sample=flop_per_sample,
+        peak=VENDOR_H200_BF16,
+        ceiling_tflops=ceiling["matmul_tflops"],
+        device=device,
+    )
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     sampler.start()
@@ -209,9 +227,16 @@ def main() -> int:
     att_shapes = [(shape.video_tokens, shape.video_tokens), (shape.video_tokens, shape.text_tokens)]
     attention = []
     for sq, sk in att_shapes:
-        attention += benchmark_attention(batch=shape.batch, seq_q=sq, seq_k=sk, heads=shape.heads, head_dim=shape.head_dim,
-                                         dtype=torch.bfloat16 if device.type == "cuda" else torch.float32, device=device,
-                                         repeats=10 if device.type == "cuda" else 3)
+        attention += benchmark_attention(
+            batch=shape.batch,
+            seq_q=sq,
+            seq_k=sk,
+            heads=shape.heads,
+            head_dim=shape.head_dim,
+            dtype=torch.bfloat16 if device.type == "cuda" else torch.float32,
+            device=device,
+            repeats=10 if device.type == "cuda" else 3,
+        )
     for rec in attention:
         if rec.get("samples"):
             say(f"{rec['title']}: median {statistics.median(rec['samples']):.1f} TFLOP/s")
@@ -223,26 +248,56 @@ def main() -> int:
     contract = {
         "name": f"ref-dit{shape.blocks}-ltx2like-b{shape.batch}-fp32master-bf16" + ("-small-cpu" if args.small else ""),
         "model": f"DiT reference stack: {shape.blocks} blocks, d{shape.dim}, {shape.heads}x{shape.head_dim} heads, FFN {shape.ffn_mult}x, "
-                 "self + cross attention, adaLN-single (benchmarks/gpu/reference_workload.py)",
-        "param_precision": "fp32", "optimizer_state_precision": "fp32 AdamW moments (fused)", "compute_precision": "bf16 autocast",
-        "shape": shape.as_dict(), "attention": "torch SDPA, default backend choice", "compile": "none", "checkpointing": "none",
-        "warmup_steps": warmup, "measured_steps": measured, "statistic": "median", "rank_reduction": "single",
+        "self + cross attention, adaLN-single (benchmarks/gpu/reference_workload.py)",
+        "param_precision": "fp32",
+        "optimizer_state_precision": "fp32 AdamW moments (fused)",
+        "compute_precision": "bf16 autocast",
+        "shape": shape.as_dict(),
+        "attention": "torch SDPA, default backend choice",
+        "compile": "none",
+        "checkpointing": "none",
+        "warmup_steps": warmup,
+        "measured_steps": measured,
+        "statistic": "median",
+        "rank_reduction": "single",
         "description": "The collectors' reference workload on one GPU (issue #5).",
     }
     common = {"allocation": alloc, "health": health["verdict"], "health_reasons": health.get("reasons", [])}
     measurement = result.measurement(
-        title=f"reference DiT step, StepTimer, 1x {gpu_name}", **common,
-        extra={"arm": "StepTimer", "bare_a_median_s": statistics.median(a_samples), "bare_b_median_s": statistics.median(b_samples),
-               "median_delta_vs_bare_midpoint_percent": median_delta_pct, "bare_drift_percent": drift_pct,
-               "timer_host_s_per_step": host_timer, "bare_host_s_per_step": host_bare, "timer_overhead_percent": overhead_pct,
-               "wall_s_per_step": {"bare_a": a_wall, "timer": timer_wall, "bare_b": b_wall}, "wall_delta_percent": wall_delta_pct,
-               "gates": gates, "params": params, "device_seconds_driver": None},
+        title=f"reference DiT step, StepTimer, 1x {gpu_name}",
+        **common,
+        extra={
+            "arm": "StepTimer",
+            "bare_a_median_s": statistics.median(a_samples),
+            "bare_b_median_s": statistics.median(b_samples),
+            "median_delta_vs_bare_midpoint_percent": median_delta_pct,
+            "bare_drift_percent": drift_pct,
+            "timer_host_s_per_step": host_timer,
+            "bare_host_s_per_step": host_bare,
+            "timer_overhead_percent": overhead_pct,
+            "wall_s_per_step": {"bare_a": a_wall, "timer": timer_wall, "bare_b": b_wall},
+            "wall_delta_percent": wall_delta_pct,
+            "gates": gates,
+            "params": params,
+            "device_seconds_driver": None,
+        },
     )
     bare = []
     for label, samples in (("bare CUDA-event loop A", a_samples), ("bare CUDA-event loop B", b_samples)):
-        bare.append({"metric": "step_time", "unit": "s", "samples": samples, "warmup_steps": warmup, "world_size": 1,
-                     "global_batch": shape.batch, "local_batch": shape.batch, **common,
-                     "title": f"reference DiT step, {label}, 1x {gpu_name}", "extra": {"arm": label, "clock": "cuda-events" if device.type == "cuda" else "perf_counter"}})
+        bare.append(
+            {
+                "metric": "step_time",
+                "unit": "s",
+                "samples": samples,
+                "warmup_steps": warmup,
+                "world_size": 1,
+                "global_batch": shape.batch,
+                "local_batch": shape.batch,
+                **common,
+                "title": f"reference DiT step, {label}, 1x {gpu_name}",
+                "extra": {"arm": label, "clock": "cuda-events" if device.type == "cuda" else "perf_counter"},
+            }
+        )
     for rec in attention:
         rec["allocation"] = alloc
     env_idle["allocation"] = alloc
@@ -252,22 +307,38 @@ def main() -> int:
     write("environment.json", [env_idle, env_load])
     write("ceiling.json", ceiling)
     write("contract.json", contract)
-    write("flop_audit.json", audit.record(title=f"reference DiT stack ({shape.blocks} blocks, LTX-2-like shapes): exact FLOP audit"))
+    write(
+        "flop_audit.json",
+        audit.record(title=f"reference DiT stack ({shape.blocks} blocks, LTX-2-like shapes): exact FLOP audit"),
+    )
     write("measurements.json", [measurement, *bare])
     write("attention.json", attention)
 
     rows = [
-        ("GPU", gpu_name), ("health under load", f"{health['verdict']} {'; '.join(health.get('reasons', []))}"),
-        ("ceiling bf16 matmul", f"{ceiling['matmul_tflops']:.1f} TFLOP/s"), ("ceiling copy", f"{ceiling['copy_tbps']:.2f} TB/s"),
-        ("FLOP/sample (exact)", f"{flop_per_sample:,}"), ("bare A median", f"{statistics.median(a_samples):.6f} s"),
-        ("StepTimer median", f"{result.median:.6f} s  (min {min(result.samples):.6f}, max {max(result.samples):.6f}, IQR {summarize(result.samples)['iqr']:.6f}, n {len(result.samples)})"),
+        ("GPU", gpu_name),
+        ("health under load", f"{health['verdict']} {'; '.join(health.get('reasons', []))}"),
+        ("ceiling bf16 matmul", f"{ceiling['matmul_tflops']:.1f} TFLOP/s"),
+        ("ceiling copy", f"{ceiling['copy_tbps']:.2f} TB/s"),
+        ("FLOP/sample (exact)", f"{flop_per_sample:,}"),
+        ("bare A median", f"{statistics.median(a_samples):.6f} s"),
+        (
+            "StepTimer median",
+            f"{result.median:.6f} s  (min {min(result.samples):.6f}, max {max(result.samples):.6f}, IQR {summarize(result.samples)['iqr']:.6f}, n {len(result.samples)})",
+        ),
         ("bare B median", f"{statistics.median(b_samples):.6f} s"),
         ("StepTimer vs bare midpoint", f"{median_delta_pct:+.3f}% (A/B drift {drift_pct:.3f}%)"),
-        ("StepTimer host overhead", f"{overhead_pct:.4f}% of a step ({(host_timer - host_bare) * 1e6:.2f} us/step over bare events)"),
+        (
+            "StepTimer host overhead",
+            f"{overhead_pct:.4f}% of a step ({(host_timer - host_bare) * 1e6:.2f} us/step over bare events)",
+        ),
         ("wall per step A / timer / B", f"{a_wall:.6f} / {timer_wall:.6f} / {b_wall:.6f} s ({wall_delta_pct:+.3f}%)"),
         ("throughput", f"{result.throughput:.3f} samples/s"),
-        ("MFU vs 989 TFLOP/s", f"{result.mfu_percent:.2f}%"), ("MFU vs measured ceiling", f"{result.mfu_vs_ceiling_percent:.2f}%"),
-        ("peak allocated / reserved", f"{(result.peak_allocated_bytes or 0) / 2**30:.1f} / {(result.peak_reserved_bytes or 0) / 2**30:.1f} GiB"),
+        ("MFU vs 989 TFLOP/s", f"{result.mfu_percent:.2f}%"),
+        ("MFU vs measured ceiling", f"{result.mfu_vs_ceiling_percent:.2f}%"),
+        (
+            "peak allocated / reserved",
+            f"{(result.peak_allocated_bytes or 0) / 2**30:.1f} / {(result.peak_reserved_bytes or 0) / 2**30:.1f} GiB",
+        ),
         ("gates", ", ".join(f"{k}={'PASS' if v else 'FAIL'}" for k, v in gates.items())),
         ("driver wall time", f"{time.perf_counter() - t_start:.1f} s"),
     ]

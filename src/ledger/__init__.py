@@ -13,6 +13,19 @@ from .store import Item, Ledger, Stamping, add, add_one, read_items
 from .version import __version__
 
 __all__ = [
-    "FORMAT_VERSION", "KINDS", "Envelope", "InputError", "Item", "Ledger", "LedgerError",
-    "NotFound", "Problem", "Stamping", "WriteError", "__version__", "add", "add_one", "read_items",
+    "FORMAT_VERSION",
+    "KINDS",
+    "Envelope",
+    "InputError",
+    "Item",
+    "Ledger",
+    "LedgerError",
+    "NotFound",
+    "Problem",
+    "Stamping",
+    "WriteError",
+    "__version__",
+    "add",
+    "add_one",
+    "read_items",
 ]

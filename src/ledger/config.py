@@ -66,14 +66,25 @@ def load_config(root: Path) -> Config:
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError("config does not parse", [Problem(str(path), where, f"YAML error: {getattr(exc, 'problem', exc)}", "fix the YAML syntax")]) from None
+        raise ConfigError(
+            "config does not parse",
+            [Problem(str(path), where, f"YAML error: {getattr(exc, 'problem', exc)}", "fix the YAML syntax")],
+        ) from None
     if not isinstance(data, dict):
-        raise ConfigError("config is not a mapping", [Problem(str(path), "", "the config must be a YAML mapping", "see `ledger init` for the layout")])
+        raise ConfigError(
+            "config is not a mapping",
+            [Problem(str(path), "", "the config must be a YAML mapping", "see `ledger init` for the layout")],
+        )
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
         problems = [
-            Problem(str(path), "field " + ".".join(str(p) for p in err["loc"]), err["msg"], "see the comments `ledger init` writes")
+            Problem(
+                str(path),
+                "field " + ".".join(str(p) for p in err["loc"]),
+                err["msg"],
+                "see the comments `ledger init` writes",
+            )
             for err in exc.errors()
         ]
         raise ConfigError("config is invalid", problems) from None

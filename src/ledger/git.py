@@ -53,7 +53,13 @@ class Git:
         """The tree object at `commit:path`, or None when absent."""
         if commit == EMPTY_TREE:
             return None
-        out = self.run("rev-parse", "--verify", "--quiet", f"{commit}:{path}" if path else f"{commit}^{{tree}}", check=False).decode().strip()
+        out = (
+            self.run(
+                "rev-parse", "--verify", "--quiet", f"{commit}:{path}" if path else f"{commit}^{{tree}}", check=False
+            )
+            .decode()
+            .strip()
+        )
         return out or None
 
     def diff(self, base: str, head: str, paths: list[str]) -> list[tuple[str, str]]:
@@ -92,7 +98,7 @@ class Git:
             pos = end + 1
             if len(header) == 3 and header[1] != b"missing":
                 size = int(header[2])
-                result[spec] = out[pos:pos + size] if header[1] == b"blob" else None
+                result[spec] = out[pos : pos + size] if header[1] == b"blob" else None
                 pos += size + 1
             else:
                 result[spec] = None
@@ -103,7 +109,9 @@ class Git:
         if not shas:
             return {}
         unique = list(dict.fromkeys(shas))
-        out = self.run("cat-file", "--batch-check", input=("\n".join(f"{s}^{{commit}}" for s in unique) + "\n").encode())
+        out = self.run(
+            "cat-file", "--batch-check", input=("\n".join(f"{s}^{{commit}}" for s in unique) + "\n").encode()
+        )
         lines = out.decode().splitlines()
         result: dict[str, str | None] = {}
         for sha, line in zip(unique, lines):
@@ -118,7 +126,17 @@ class Git:
         if len(commits) <= 16:
             out = set()
             for sha in commits:
-                if self.text("for-each-ref", "--count=1", "--contains", sha, "--format=%(refname)", "refs/heads", "refs/tags", "refs/remotes", check=False):
+                if self.text(
+                    "for-each-ref",
+                    "--count=1",
+                    "--contains",
+                    sha,
+                    "--format=%(refname)",
+                    "refs/heads",
+                    "refs/tags",
+                    "refs/remotes",
+                    check=False,
+                ):
                     out.add(sha)
             return out
         listed = set(self.run("rev-list", "--all").decode().split())

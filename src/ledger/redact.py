@@ -21,7 +21,9 @@ SECRET_PATTERNS: dict[str, re.Pattern[bytes]] = {
     "AWS secret access key": re.compile(rb"(?i:aws_secret_access_key)\W{0,6}[A-Za-z0-9/+]{40}\b"),
     "GitHub token": re.compile(rb"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b"),
     "GCP API key": re.compile(rb"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    "GCP service-account key": re.compile(rb"service_account.{0,400}private_key|private_key.{0,400}service_account", re.S),
+    "GCP service-account key": re.compile(
+        rb"service_account.{0,400}private_key|private_key.{0,400}service_account", re.S
+    ),
     "OpenAI key": re.compile(rb"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}\b"),
     "Slack token": re.compile(rb"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
     "private key": re.compile(rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),

@@ -29,13 +29,22 @@ def add(repo: Path, kind: str, data: dict, *args: str) -> str:
     return result.stdout.split()[0]
 
 
-def raw_record(repo: Path, kind: str, body: dict, *, reseal: bool = True, record_id: str | None = None, path_id: str | None = None) -> Path:
+def raw_record(
+    repo: Path, kind: str, body: dict, *, reseal: bool = True, record_id: str | None = None, path_id: str | None = None
+) -> Path:
     """Write a record file by hand (what `ledger add` would refuse), sealed unless told not to."""
     sha = git(repo, "rev-parse", "HEAD").stdout.strip()
     rid = record_id or new_id()
-    data = {"format_version": 1, "id": rid, "kind": kind, "created_at": "2026-01-01T00:00:00Z",
-            "source": {"sha": sha}, "allocation": {"id": "test-alloc", "scheduler": "local"},
-            "tool": {"name": "ledger", "version": __version__}, **body}
+    data = {
+        "format_version": 1,
+        "id": rid,
+        "kind": kind,
+        "created_at": "2026-01-01T00:00:00Z",
+        "source": {"sha": sha},
+        "allocation": {"id": "test-alloc", "scheduler": "local"},
+        "tool": {"name": "ledger", "version": __version__},
+        **body,
+    }
     data = seal(data) if reseal else {**data, "sha256": "0" * 64}
     pid = path_id or rid
     path = repo / "ledger" / "records" / kind / pid[-2:].lower() / f"{pid}.json"
@@ -64,5 +73,16 @@ def set_rule(repo: Path, rule: str, **params) -> None:
 
 
 def contract(repo: Path, name: str = "c1") -> str:
-    return add(repo, "contract", {"name": name, "model": "m", "param_precision": "fp32", "optimizer_state_precision": "fp32",
-                                  "compute_precision": "bf16", "warmup_steps": 1, "measured_steps": 3})
+    return add(
+        repo,
+        "contract",
+        {
+            "name": name,
+            "model": "m",
+            "param_precision": "fp32",
+            "optimizer_state_precision": "fp32",
+            "compute_precision": "bf16",
+            "warmup_steps": 1,
+            "measured_steps": 3,
+        },
+    )

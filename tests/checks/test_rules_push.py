@@ -21,14 +21,38 @@ def measurement(repo: Path, **fields) -> str:
 
 
 def sandwich(repo: Path, a: str, c: str, b: str, contract_id: str) -> str:
-    return add(repo, "sandwich", {"contract": contract_id, "control_a": a, "candidate": c, "control_b": b,
-                                  "a_value": 1.0, "candidate_value": 0.9, "b_value": 1.0, "midpoint": 1.0, "delta": -0.1,
-                                  "delta_percent": -10.0, "drift_percent": 0.0, "floor_percent": 1.0, "verdict": "faster"})
+    return add(
+        repo,
+        "sandwich",
+        {
+            "contract": contract_id,
+            "control_a": a,
+            "candidate": c,
+            "control_b": b,
+            "a_value": 1.0,
+            "candidate_value": 0.9,
+            "b_value": 1.0,
+            "midpoint": 1.0,
+            "delta": -0.1,
+            "delta_percent": -10.0,
+            "drift_percent": 0.0,
+            "floor_percent": 1.0,
+            "verdict": "faster",
+        },
+    )
 
 
 def audit(repo: Path, contract_id: str) -> str:
-    return add(repo, "flop-audit", {"contract": contract_id, "flop_per_sample": 1000, "derivation": "analytic",
-                                    "peak": {"name": "house", "tflops_per_gpu": 100.0}})
+    return add(
+        repo,
+        "flop-audit",
+        {
+            "contract": contract_id,
+            "flop_per_sample": 1000,
+            "derivation": "analytic",
+            "peak": {"name": "house", "tflops_per_gpu": 100.0},
+        },
+    )
 
 
 def good_schema(repo):
@@ -144,9 +168,25 @@ def bad_sandwich(repo):
 def bad_verdict(repo):
     cid = contract(repo)
     arms = [measurement(repo, contract=cid) for _ in range(3)]
-    add(repo, "sandwich", {"contract": cid, "control_a": arms[0], "candidate": arms[1], "control_b": arms[2],
-                           "a_value": 1.0, "candidate_value": 0.9, "b_value": 1.0, "midpoint": 1.0, "delta": -0.1,
-                           "delta_percent": -10.0, "drift_percent": 0.0, "floor_percent": 1.0, "verdict": "neutral"})
+    add(
+        repo,
+        "sandwich",
+        {
+            "contract": cid,
+            "control_a": arms[0],
+            "candidate": arms[1],
+            "control_b": arms[2],
+            "a_value": 1.0,
+            "candidate_value": 0.9,
+            "b_value": 1.0,
+            "midpoint": 1.0,
+            "delta": -0.1,
+            "delta_percent": -10.0,
+            "drift_percent": 0.0,
+            "floor_percent": 1.0,
+            "verdict": "neutral",
+        },
+    )
 
 
 def good_mfu(repo):

@@ -32,7 +32,9 @@ def test_figure_next_to_a_record_id_uses_the_records_spread(repo: Path):
 
 def test_owed_below_the_mark_asks_to_lower_it(repo: Path):
     config = repo / "ledger.yaml"
-    config.write_text(config.read_text().replace("owed-high-water: {high_water: 0}", "owed-high-water: {high_water: 3}"))
+    config.write_text(
+        config.read_text().replace("owed-high-water: {high_water: 0}", "owed-high-water: {high_water: 3}")
+    )
     page(repo, "o.md", "## Owed\n\n| item | owner |\n|---|---|\n| a | — |\n| b | bob |\n")
     result = run_check(Ledger.open(repo), mode="all")
     [v] = [v for v in result.violations if v.rule == "owed-high-water"]

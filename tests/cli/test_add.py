@@ -83,14 +83,22 @@ BAD_INPUTS = [
     ("nan.json", '{"samples": [0.1, NaN]}', "measurement", "nan.json", "NaN"),
     ("nan.yaml", "samples: [0.1, .nan]", "measurement", "nan.yaml", "nan"),
     ("negative.yaml", "samples: [0.1, -0.2]", "measurement", "field samples[1]", "greater than or equal to 0"),
-    ("dangling.yaml", "body: x\nsupersedes: [01K00000000000000000000000]", "note", "field supersedes[0]", "not in the ledger"),
+    (
+        "dangling.yaml",
+        "body: x\nsupersedes: [01K00000000000000000000000]",
+        "note",
+        "field supersedes[0]",
+        "not in the ledger",
+    ),
     ("extra.yaml", "body: x\nbdy: typo", "note", "field bdy", "Extra inputs"),
     ("badline.jsonl", '{"body": "a"}\n{"body": \n', "note", "line 2", "JSON error"),
 ]
 
 
 @pytest.mark.parametrize("name,text,kind,where,message", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
-def test_bad_input_exits_2_names_the_place_and_writes_nothing(repo: Path, name: str, text: str, kind: str, where: str, message: str) -> None:
+def test_bad_input_exits_2_names_the_place_and_writes_nothing(
+    repo: Path, name: str, text: str, kind: str, where: str, message: str
+) -> None:
     (repo / name).write_text(text)
     result = run_ledger(repo, "add", kind, name)
     assert result.returncode == 2
@@ -115,12 +123,25 @@ def test_unknown_id_and_missing_ledger_exit_2(repo: Path, tmp_path: Path) -> Non
 
 
 def test_references_resolve_or_are_refused(repo: Path) -> None:
-    contract = run_ledger(repo, "add", "contract", "-", input=(
-        "name: c1\nmodel: m\nparam_precision: fp32\noptimizer_state_precision: fp32\n"
-        "compute_precision: bf16\nwarmup_steps: 10\nmeasured_steps: 20\n")).stdout.strip()
+    contract = run_ledger(
+        repo,
+        "add",
+        "contract",
+        "-",
+        input=(
+            "name: c1\nmodel: m\nparam_precision: fp32\noptimizer_state_precision: fp32\n"
+            "compute_precision: bf16\nwarmup_steps: 10\nmeasured_steps: 20\n"
+        ),
+    ).stdout.strip()
     ok = run_ledger(repo, "add", "measurement", "-", input=json.dumps({"contract": contract, "samples": [1.0]}))
     assert ok.returncode == 0, ok.stderr
-    bad = run_ledger(repo, "add", "measurement", "-", input=json.dumps({"contract": contract[:-1] + ("0" if contract[-1] != "0" else "1"), "samples": [1.0]}))
+    bad = run_ledger(
+        repo,
+        "add",
+        "measurement",
+        "-",
+        input=json.dumps({"contract": contract[:-1] + ("0" if contract[-1] != "0" else "1"), "samples": [1.0]}),
+    )
     assert bad.returncode == 2 and "field contract" in bad.stderr
 
 

@@ -26,9 +26,13 @@ def test_passing_failing_and_empty_runs(repo: Path) -> None:
     assert code == 0 and rec["outcome"] == "pass" and rec["executed"] == 2 and rec["exit_code"] == 0
     assert len(rec["load_avg"]) == 3 and "pytest" in rec["command"]
 
-    (tests / "test_bad.py").write_text("import pytest\n\ndef test_c():\n    assert 0\n\n@pytest.mark.skip(reason='later')\ndef test_d():\n    pass\n")
+    (tests / "test_bad.py").write_text(
+        "import pytest\n\ndef test_c():\n    assert 0\n\n@pytest.mark.skip(reason='later')\ndef test_d():\n    pass\n"
+    )
     code, rec = gate(repo, *pytest_cmd, "suite")
-    assert code == 1 and rec["outcome"] == "fail" and rec["failed"] == 1 and rec["skipped"] == 1 and rec["exit_code"] == 1
+    assert (
+        code == 1 and rec["outcome"] == "fail" and rec["failed"] == 1 and rec["skipped"] == 1 and rec["exit_code"] == 1
+    )
 
     empty = repo / "empty"
     empty.mkdir()

@@ -22,7 +22,9 @@ def test_init_twice_changes_nothing(tmp_path: Path) -> None:
 def test_init_updates_an_existing_mkdocs_yml_keeping_comments(tmp_path: Path) -> None:
     root = tmp_path / "docs-site"
     root.mkdir()
-    original = "# our docs\nsite_name: Team docs  # keep this name\ntheme:\n  name: material\n  palette: {primary: red}\n"
+    original = (
+        "# our docs\nsite_name: Team docs  # keep this name\ntheme:\n  name: material\n  palette: {primary: red}\n"
+    )
     (root / "mkdocs.yml").write_text(original)
     assert run_ledger(root, "init").returncode == 0
     text = (root / "mkdocs.yml").read_text()
@@ -32,6 +34,8 @@ def test_init_updates_an_existing_mkdocs_yml_keeping_comments(tmp_path: Path) ->
 
 
 def test_bad_config_is_reported_with_its_field(repo: Path) -> None:
-    (repo / "ledger.yaml").write_text((repo / "ledger.yaml").read_text().replace("version: 1", "version: 1\nrecrods: x"))
+    (repo / "ledger.yaml").write_text(
+        (repo / "ledger.yaml").read_text().replace("version: 1", "version: 1\nrecrods: x")
+    )
     result = run_ledger(repo, "list")
     assert result.returncode == 2 and "ledger.yaml" in result.stderr and "recrods" in result.stderr

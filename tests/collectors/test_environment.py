@@ -8,7 +8,12 @@ import sys
 
 import pytest
 
-from ledger.collectors.environment import allowlisted_env, assess_health, collect_environment, decode_clock_event_reasons
+from ledger.collectors.environment import (
+    allowlisted_env,
+    assess_health,
+    collect_environment,
+    decode_clock_event_reasons,
+)
 from conftest import run_ledger
 
 SECRETS = {
@@ -19,8 +24,13 @@ SECRETS = {
     "AWS_SECRET_ACCESS_KEY": "plantedsecretvalue555",
     "PYTORCH_PASSWORD": "plantedsecretvalue666",
 }
-FLAGS = {"TORCHINDUCTOR_COORDINATE_DESCENT_TUNING": "1", "CUBLASLT_WORKSPACE_SIZE": "76800", "NCCL_DEBUG": "WARN",
-         "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "CUDA_DEVICE_MAX_CONNECTIONS": "1"}
+FLAGS = {
+    "TORCHINDUCTOR_COORDINATE_DESCENT_TUNING": "1",
+    "CUBLASLT_WORKSPACE_SIZE": "76800",
+    "NCCL_DEBUG": "WARN",
+    "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+    "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+}
 
 
 def test_allowlist_keeps_performance_flags_and_drops_secrets_and_everything_else():
@@ -41,13 +51,23 @@ def test_a_machine_without_a_gpu_says_so_plainly():
 
 
 def test_health_rules():
-    ok = {"index": 0, "name": "H200", "sm_clock_mhz": 1980, "sm_clock_max_mhz": 1980, "power_limit_w": 700, "power_default_limit_w": 700,
-          "clock_event_reasons": []}
+    ok = {
+        "index": 0,
+        "name": "H200",
+        "sm_clock_mhz": 1980,
+        "sm_clock_max_mhz": 1980,
+        "power_limit_w": 700,
+        "power_default_limit_w": 700,
+        "clock_event_reasons": [],
+    }
     assert assess_health([ok], under_load=True) == {"verdict": "healthy", "reasons": []}
     idle = {**ok, "sm_clock_mhz": 345, "clock_event_reasons": ["gpu_idle"]}
     assert assess_health([idle], under_load=False)["verdict"] == "healthy"
     # Under load, a GPU the load did not use is not judged (seen on a 2x H200 host: GPU 1 idle).
-    assert assess_health([ok, {**idle, "index": 1}], under_load=True) == {"verdict": "healthy", "reasons": ["GPU 1: idle during the load sample, so its clocks were not judged"]}
+    assert assess_health([ok, {**idle, "index": 1}], under_load=True) == {
+        "verdict": "healthy",
+        "reasons": ["GPU 1: idle during the load sample, so its clocks were not judged"],
+    }
     slow = {**ok, "sm_clock_mhz": 1500, "utilization_percent": 100}
     assert assess_health([slow], under_load=True)["verdict"] == "degraded"
     capped = {**ok, "power_limit_w": 500, "clock_event_reasons": decode_clock_event_reasons(0x4 | 0x40)}
@@ -80,14 +100,49 @@ def test_collect_env_writes_a_record_without_secrets(repo):
 
 
 def test_collect_ceiling_and_attention_on_cpu(repo, tmp_path):
-    out = run_ledger(repo, "collect", "ceiling", "--device", "cpu", "--matmul-size", "64", "--copy-mib", "1", "--dtype", "fp32",
-                     "--repeats", "3", "--out", str(tmp_path / "ceiling.json"))
+    out = run_ledger(
+        repo,
+        "collect",
+        "ceiling",
+        "--device",
+        "cpu",
+        "--matmul-size",
+        "64",
+        "--copy-mib",
+        "1",
+        "--dtype",
+        "fp32",
+        "--repeats",
+        "3",
+        "--out",
+        str(tmp_path / "ceiling.json"),
+    )
     assert out.returncode == 0, out.stderr
     body = json.loads((tmp_path / "ceiling.json").read_text())
     assert body["matmul_shape"] == [64, 64, 64] and body["copy_tbps"] > 0 and len(body["samples"]["matmul_tflops"]) == 3
     assert run_ledger(repo, "add", "ceiling", str(tmp_path / "ceiling.json")).returncode == 0
-    out = run_ledger(repo, "collect", "attention", "--seq", "32", "--heads", "2", "--head-dim", "16", "--dtype", "fp32",
-                     "--backend", "math", "--backend", "cudnn", "--repeats", "2", "--causal", "--format", "json")
+    out = run_ledger(
+        repo,
+        "collect",
+        "attention",
+        "--seq",
+        "32",
+        "--heads",
+        "2",
+        "--head-dim",
+        "16",
+        "--dtype",
+        "fp32",
+        "--backend",
+        "math",
+        "--backend",
+        "cudnn",
+        "--repeats",
+        "2",
+        "--causal",
+        "--format",
+        "json",
+    )
     assert out.returncode == 0, out.stderr
     added = json.loads(out.stdout)
     records = [json.loads((repo / a["path"]).read_text()) for a in added]
@@ -100,7 +155,9 @@ def test_collect_ceiling_and_attention_on_cpu(repo, tmp_path):
 
 
 def test_importing_collectors_and_adding_records_never_imports_torch():
-    code = ("import sys, ledger.collectors, ledger.cli.add, ledger.cli.main, ledger.cli.collect; "
-            "from ledger.collectors import allowlisted_env; assert 'torch' not in sys.modules, 'torch imported'")
+    code = (
+        "import sys, ledger.collectors, ledger.cli.add, ledger.cli.main, ledger.cli.collect; "
+        "from ledger.collectors import allowlisted_env; assert 'torch' not in sys.modules, 'torch imported'"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -30,7 +30,12 @@ class Block(nn.Module):
 def analytic_per_sample() -> dict[str, int]:
     lin = lambda i, o: 3 * 2 * S * i * o  # noqa: E731  fwd + weight grad + input grad
     attn_fwd = 4 * H * S * S * (D // H)
-    return {"qkv": lin(D, 3 * D), "o": lin(D, D), "ffn": lin(D, FF) + lin(FF, D), "attention": attn_fwd + attn_fwd * 5 // 2}
+    return {
+        "qkv": lin(D, 3 * D),
+        "o": lin(D, D),
+        "ffn": lin(D, FF) + lin(FF, D),
+        "attention": attn_fwd + attn_fwd * 5 // 2,
+    }
 
 
 def make_step():
@@ -45,8 +50,15 @@ def test_small_block_audits_exactly_and_records():
     assert result.exact and result.difference == 0
     assert result.counted_flop_per_sample == sum(analytic_per_sample().values())
     body = result.record(title="small block")
-    audit = FlopAudit.model_validate({**body, "id": "01M8MMZGG183HMXFSPKCH0XKD6", "created_at": "2026-01-01T00:00:00Z",
-                                      "tool": {"version": "0"}, "sha256": "0" * 64})
+    audit = FlopAudit.model_validate(
+        {
+            **body,
+            "id": "01M8MMZGG183HMXFSPKCH0XKD6",
+            "created_at": "2026-01-01T00:00:00Z",
+            "tool": {"version": "0"},
+            "sha256": "0" * 64,
+        }
+    )
     assert audit.exact and audit.peak.tflops_per_gpu == 989.0
 
 
@@ -62,8 +74,13 @@ def test_an_op_flopcountermode_cannot_see_fails_loudly_and_is_named():
 
 def test_itemised_terms_reconcile_but_the_audit_is_no_longer_exact():
     attn = analytic_per_sample()["attention"]
-    result = audit_flops(make_step(), analytic=analytic_per_sample(), samples_per_step=B, default_mapping=False,
-                         itemised={"CPU flash attention, counted zero by FlopCounterMode": attn})
+    result = audit_flops(
+        make_step(),
+        analytic=analytic_per_sample(),
+        samples_per_step=B,
+        default_mapping=False,
+        itemised={"CPU flash attention, counted zero by FlopCounterMode": attn},
+    )
     assert result.difference == 0 and not result.exact
 
 
@@ -77,7 +94,11 @@ def test_a_custom_attention_op_is_counted_through_a_mapping():
     # Stands in for flash-attn's custom ops: an op outside FlopCounterMode's registry.
     lib = torch.library.Library("ledgertest", "FRAGMENT")
     lib.define("attn(Tensor q, Tensor k, Tensor v) -> Tensor")
-    lib.impl("attn", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=False).detach() * 1, "CompositeExplicitAutograd")
+    lib.impl(
+        "attn",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=False).detach() * 1,
+        "CompositeExplicitAutograd",
+    )
     q = torch.randn(1, 2, 16, 8)
     step = lambda: torch.ops.ledgertest.attn(q, q, q)  # noqa: E731
     fwd = 4 * 2 * 16 * 16 * 8

@@ -58,13 +58,27 @@ def test_two_gloo_ranks_record_the_slowest_rank_per_step():
     body = result.measurement()
     assert body["extra"]["rank_reduction"] == "slowest-rank"
     assert body["extra"]["slowest_rank_per_step"] == result.slowest_rank
-    Measurement.model_validate({**body, "id": "01M8MMZGG183HMXFSPKCH0XKD6", "created_at": "2026-01-01T00:00:00Z",
-                                "tool": {"version": "0"}, "sha256": "0" * 64})
+    Measurement.model_validate(
+        {
+            **body,
+            "id": "01M8MMZGG183HMXFSPKCH0XKD6",
+            "created_at": "2026-01-01T00:00:00Z",
+            "tool": {"version": "0"},
+            "sha256": "0" * 64,
+        }
+    )
 
 
 def _validate(body):
-    return Measurement.model_validate({**body, "id": "01M8MMZGG183HMXFSPKCH0XKD6", "created_at": "2026-01-01T00:00:00Z",
-                                       "tool": {"version": "0"}, "sha256": "0" * 64})
+    return Measurement.model_validate(
+        {
+            **body,
+            "id": "01M8MMZGG183HMXFSPKCH0XKD6",
+            "created_at": "2026-01-01T00:00:00Z",
+            "tool": {"version": "0"},
+            "sha256": "0" * 64,
+        }
+    )
 
 
 def test_warmup_is_discarded_and_the_step_function_form_gives_the_same_record_shape():
@@ -101,15 +115,26 @@ def test_no_measured_step_is_a_failed_outcome():
     assert result.outcome == "failed" and "no measured step" in result.error
 
 
-@pytest.mark.parametrize(("gpus", "batch", "step_s", "expected"), [
-    # The campaign's stopping-point rows: 353,880,819,892,224 FLOP/sample against the 2,450 house peak.
-    (4, 8, 0.707865914, 40.810314),
-    (8, 24, 0.993335918, 43.623053),
-])
+@pytest.mark.parametrize(
+    ("gpus", "batch", "step_s", "expected"),
+    [
+        # The campaign's stopping-point rows: 353,880,819,892,224 FLOP/sample against the 2,450 house peak.
+        (4, 8, 0.707865914, 40.810314),
+        (8, 24, 0.993335918, 43.623053),
+    ],
+)
 def test_mfu_arithmetic_reproduces_the_campaign_rows(gpus, batch, step_s, expected):
     house = Peak("house-2450", 2450.0, 2500.0)
-    result = TimerResult(samples=[step_s], warmup_steps=10, world_size=gpus, clock="cuda-events", global_batch=batch,
-                         flop_per_sample=353_880_819_892_224, peak=house, ceiling_tflops=2500.0)
+    result = TimerResult(
+        samples=[step_s],
+        warmup_steps=10,
+        world_size=gpus,
+        clock="cuda-events",
+        global_batch=batch,
+        flop_per_sample=353_880_819_892_224,
+        peak=house,
+        ceiling_tflops=2500.0,
+    )
     assert result.mfu_percent == pytest.approx(expected, abs=5e-6)
     assert result.throughput == pytest.approx(batch / step_s)
     # Against another denominator the same run scales by the ratio of peaks (x 0.98 here).

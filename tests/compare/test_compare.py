@@ -19,16 +19,28 @@ SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 def _brute_p(a: list[float], b: list[float]) -> float:
     """Two-sided exact p by enumerating every split of the pooled values."""
     pooled, m = a + b, len(a)
+
     def u_of(xs, ys):
         return sum(1 for y in ys for x in xs if y > x)
+
     observed = u_of(a, b)
-    counts = [u_of([pooled[i] for i in idx], [pooled[j] for j in range(len(pooled)) if j not in idx]) for idx in itertools.combinations(range(len(pooled)), m)]
+    counts = [
+        u_of([pooled[i] for i in idx], [pooled[j] for j in range(len(pooled)) if j not in idx])
+        for idx in itertools.combinations(range(len(pooled)), m)
+    ]
     lower = sum(c <= observed for c in counts) / len(counts)
     upper = sum(c >= observed for c in counts) / len(counts)
     return min(1.0, 2 * min(lower, upper))
 
 
-@pytest.mark.parametrize("a,b", [([1.0, 2.5, 3.1], [4.0, 0.5, 6.2, 7.7]), ([10.0, 11.0, 12.0, 13.0, 14.0], [9.5, 11.5, 12.5, 15.0, 16.0]), ([3.0, 1.0], [2.0])])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ([1.0, 2.5, 3.1], [4.0, 0.5, 6.2, 7.7]),
+        ([10.0, 11.0, 12.0, 13.0, 14.0], [9.5, 11.5, 12.5, 15.0, 16.0]),
+        ([3.0, 1.0], [2.0]),
+    ],
+)
 def test_exact_u_matches_enumeration(a, b) -> None:
     test = mann_whitney_u(a, b)
     assert test.method == "exact"
@@ -40,7 +52,9 @@ def test_normal_approximation_with_ties_and_effect_sizes() -> None:
     a, b = [1, 1, 2, 2, 3] * 20, [2, 3, 3, 4, 4] * 20
     test = mann_whitney_u(a, b)
     assert test.method == "normal approximation" and test.p < 1e-6
-    assert cliffs_delta(a, b) == pytest.approx((sum(y > x for y in b for x in a) - sum(y < x for y in b for x in a)) / 10_000)
+    assert cliffs_delta(a, b) == pytest.approx(
+        (sum(y > x for y in b for x in a) - sum(y < x for y in b for x in a)) / 10_000
+    )
     assert hodges_lehmann(a, b) == 1
     same = mann_whitney_u([5.0] * 10, [5.0] * 10)
     assert same.p == 1.0
@@ -89,20 +103,42 @@ def test_metric_and_contract_mismatch_refused(repo: Path) -> None:
     assert other_metric.returncode == 2 and "metric" in other_metric.stderr
     contracts = []
     for name in ("bf16-master", "fp32-master"):
-        added = run_ledger(repo, "add", "contract", "-", input=json.dumps({"name": name, "model": "m", "param_precision": name[:4], "optimizer_state_precision": "fp32", "compute_precision": "bf16", "warmup_steps": 0, "measured_steps": 20}))
+        added = run_ledger(
+            repo,
+            "add",
+            "contract",
+            "-",
+            input=json.dumps(
+                {
+                    "name": name,
+                    "model": "m",
+                    "param_precision": name[:4],
+                    "optimizer_state_precision": "fp32",
+                    "compute_precision": "bf16",
+                    "warmup_steps": 0,
+                    "measured_steps": 20,
+                }
+            ),
+        )
         assert added.returncode == 0, added.stderr
         contracts.append(added.stdout.strip())
     a = _import(repo, "hyperfine", str(LOCAL / "hyperfine_sleep.json"), "--contract", contracts[0])[0]
-    b = _import(repo, "hyperfine", str(LOCAL / "hyperfine_sleep.json"), "--contract", contracts[1], "--allocation", "x")[1]
+    b = _import(
+        repo, "hyperfine", str(LOCAL / "hyperfine_sleep.json"), "--contract", contracts[1], "--allocation", "x"
+    )[1]
     refused = run_ledger(repo, "compare", a, b, "--allow-cross-allocation")
     assert refused.returncode == 2 and "different contracts" in refused.stderr
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside this checkout")
 def test_mlperf_sets(repo: Path) -> None:
-    logs = sorted((SHARED / "mlperf/training_results_v4.0/ASUSTeK/results/ESC_N8A-E12/llama2_70b_lora").glob("result_*.txt"))
+    logs = sorted(
+        (SHARED / "mlperf/training_results_v4.0/ASUSTeK/results/ESC_N8A-E12/llama2_70b_lora").glob("result_*.txt")
+    )
     ids = _import(repo, "mlperf", *map(str, logs))[:10]  # the ten runs; the last id is the result set
-    result = run_ledger(repo, "compare", ",".join(ids[:5]), ",".join(ids[5:]), "--allow-cross-allocation", "--format", "json")
+    result = run_ledger(
+        repo, "compare", ",".join(ids[:5]), ",".join(ids[5:]), "--allow-cross-allocation", "--format", "json"
+    )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["a"]["basis"] == "one value per measurement" and out["a"]["n"] == 5

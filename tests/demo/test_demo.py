@@ -55,7 +55,11 @@ def test_demo_sandwich_verdicts_match_the_document(demo) -> None:
     verdicts = {}
     for row in sandwiches:
         rec = json.loads(run_ledger(target, "show", row["id"], "--format", "json").stdout)
-        verdicts[rec["title"].split(" ")[0] + " " + rec["allocation"]["topology"]] = (rec["verdict"], round(rec["delta_percent"], 3), round(rec["drift_percent"], 3))
+        verdicts[rec["title"].split(" ")[0] + " " + rec["allocation"]["topology"]] = (
+            rec["verdict"],
+            round(rec["delta_percent"], 3),
+            round(rec["drift_percent"], 3),
+        )
     assert verdicts["Re-gate 4x GB200"] == ("neutral", 0.184, 0.044)
     assert verdicts["Env-only 4x GB200"][0:2] == ("faster", -1.083)
     assert verdicts["Env-only 8x GB200"][0:2] == ("neutral", 0.016)

@@ -122,22 +122,40 @@ def test_pytest_benchmark(repo: Path) -> None:
 
 @needs_shared
 def test_pytest_benchmark_malformed(repo: Path, tmp_path: Path) -> None:
-    doc = json.loads((SHARED / "pytest-benchmark/0030_5b78858eb718649a31fb93d8dc96ca2cee41a4cd_20150815_030419_uncommitted-changes.json").read_text())
+    doc = json.loads(
+        (
+            SHARED
+            / "pytest-benchmark/0030_5b78858eb718649a31fb93d8dc96ca2cee41a4cd_20150815_030419_uncommitted-changes.json"
+        ).read_text()
+    )
     del doc["benchmarks"][0]["stats"]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc, indent=2))
     assert "benchmarks[0].stats" in refused(repo, "pytest-benchmark", str(bad))
     cut = tmp_path / "cut.json"
-    cut.write_text((SHARED / "pytest-benchmark/0030_5b78858eb718649a31fb93d8dc96ca2cee41a4cd_20150815_030419_uncommitted-changes.json").read_text()[:500])
+    cut.write_text(
+        (
+            SHARED
+            / "pytest-benchmark/0030_5b78858eb718649a31fb93d8dc96ca2cee41a4cd_20150815_030419_uncommitted-changes.json"
+        ).read_text()[:500]
+    )
     assert "line " in refused(repo, "pytest-benchmark", str(cut))
     # A file of another tool is named for what it lacks.
     assert "key benchmarks" in refused(repo, "pytest-benchmark", str(SHARED / "asv/benchmarks.json"))
-    assert "line 21: holds the non-number NaN" in refused(repo, "pytest-benchmark", str(SHARED / "asv/22b920c6-py2.7-Cython-numpy1.8.json"))
+    assert "line 21: holds the non-number NaN" in refused(
+        repo, "pytest-benchmark", str(SHARED / "asv/22b920c6-py2.7-Cython-numpy1.8.json")
+    )
 
 
 @needs_shared
 def test_pyperf_suite_single_and_memory(repo: Path) -> None:
-    records = imported(repo, "pyperf", str(SHARED / "pyperf/mult_list_py38.json"), str(SHARED / "pyperf/telco.json"), str(SHARED / "pyperf/track_memory.json"))
+    records = imported(
+        repo,
+        "pyperf",
+        str(SHARED / "pyperf/mult_list_py38.json"),
+        str(SHARED / "pyperf/telco.json"),
+        str(SHARED / "pyperf/track_memory.json"),
+    )
     runs = {r["metric"]: r for r in records if r["kind"] == "measurement"}
     assert set(runs) == {"[1]*1000", "[1,2]*1000", "[1,2,3]*1000", "telco", "timeit"}
     assert runs["telco"]["n"] == 120 and runs["telco"]["unit"] == "s"
@@ -163,13 +181,18 @@ def test_pyperf_malformed(repo: Path, tmp_path: Path) -> None:
 
 @needs_shared
 def test_asv_results_with_nan_null_and_params(repo: Path) -> None:
-    records = imported(repo, "asv", str(SHARED / "asv/benchmarks.json"), str(SHARED / "asv/fcf8c079-py2.7-Cython-numpy1.8.json"))
+    records = imported(
+        repo, "asv", str(SHARED / "asv/benchmarks.json"), str(SHARED / "asv/fcf8c079-py2.7-Cython-numpy1.8.json")
+    )
     runs = {r["metric"]: r for r in records if r["kind"] == "measurement"}
     assert "time_AAA_skip" not in runs  # NaN: asv skipped it, nothing was measured
     assert runs["time_AAA_failure"]["outcome"] == "failed"
     assert runs["time_other.time_parameterized(2)"]["median"] == 4
     assert runs["time_other.time_parameterized(3)"]["outcome"] == "failed"
-    assert runs["time_quantity.time_quantity_array_conversion"]["source"]["sha"] == "fcf8c079fae7ebad9f27bd31a819f0e4fdd85b99"
+    assert (
+        runs["time_quantity.time_quantity_array_conversion"]["source"]["sha"]
+        == "fcf8c079fae7ebad9f27bd31a819f0e4fdd85b99"
+    )
     assert runs["time_quantity.time_quantity_array_conversion"]["observed_at"].startswith("2013-04-28")
 
 
@@ -204,9 +227,30 @@ def test_hyperfine_malformed_and_source_sha(repo: Path, tmp_path: Path) -> None:
 
 
 def test_junit_gates_from_pytest_and_ctest(repo: Path) -> None:
-    (mixed,) = imported(repo, "junit", str(LOCAL / "pytest_mixed.xml"), "--exit-code", "1", "--load", "0.5,0.7", "--command", "pytest test_sample.py")
-    assert (mixed["outcome"], mixed["executed"], mixed["passed"], mixed["failed"], mixed["errors"], mixed["skipped"]) == ("fail", 3, 1, 1, 1, 1)
-    assert mixed["skipped_names"] == ["test_sample::test_skipped"] and mixed["exit_code"] == 1 and mixed["load_avg"] == [0.5, 0.7]
+    (mixed,) = imported(
+        repo,
+        "junit",
+        str(LOCAL / "pytest_mixed.xml"),
+        "--exit-code",
+        "1",
+        "--load",
+        "0.5,0.7",
+        "--command",
+        "pytest test_sample.py",
+    )
+    assert (
+        mixed["outcome"],
+        mixed["executed"],
+        mixed["passed"],
+        mixed["failed"],
+        mixed["errors"],
+        mixed["skipped"],
+    ) == ("fail", 3, 1, 1, 1, 1)
+    assert (
+        mixed["skipped_names"] == ["test_sample::test_skipped"]
+        and mixed["exit_code"] == 1
+        and mixed["load_avg"] == [0.5, 0.7]
+    )
     assert mixed["allocation"]["hosts"] == ["vm"]
     (ctest_junit,) = imported(repo, "junit", str(LOCAL / "ctest_junit.xml"))
     assert (ctest_junit["executed"], ctest_junit["skipped"], ctest_junit["failed"]) == (3, 2, 1)
@@ -233,7 +277,9 @@ def test_gate_malformed(repo: Path, tmp_path: Path) -> None:
     cut.write_text((LOCAL / "pytest_mixed.xml").read_text()[:300])
     assert "line 1, column" in refused(repo, "junit", str(cut))
     edited = tmp_path / "edited.txt"
-    edited.write_text((LOCAL / "ctest_mixed.txt").read_text().replace("1 tests failed out of 4", "0 tests failed out of 4"))
+    edited.write_text(
+        (LOCAL / "ctest_mixed.txt").read_text().replace("1 tests failed out of 4", "0 tests failed out of 4")
+    )
     assert "line 13" in refused(repo, "ctest", str(edited))
     assert "Test project" in refused(repo, "ctest", str(LOCAL / "pytest_mixed.xml"))
     assert "line 1, column 1" in refused(repo, "junit", str(LOCAL / "hyperfine_sleep.json"))
@@ -245,7 +291,9 @@ def test_ctest_run_now(repo: Path, tmp_path: Path) -> None:
 
     project = tmp_path / "proj"
     project.mkdir()
-    (project / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.16)\nproject(p NONE)\nenable_testing()\nadd_test(NAME ok COMMAND true)\n")
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\nproject(p NONE)\nenable_testing()\nadd_test(NAME ok COMMAND true)\n"
+    )
     subprocess.run(["cmake", "-S", str(project), "-B", str(project / "b")], check=True, capture_output=True)
     run = subprocess.run(["ctest"], cwd=project / "b", capture_output=True, text=True)
     log = tmp_path / "ctest.txt"

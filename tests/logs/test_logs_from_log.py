@@ -13,21 +13,36 @@ TRUE_WALL = [0.7078 + 0.0001 * (i % 5) for i in range(20)]
 INTERNAL = [t - 0.002 for t in TRUE_WALL]
 
 
-def bf16_log(*, steps: int = 30, warmup: int | None = 10, median: float | None = None, result: bool = True, noise: bool = True) -> str:
+def bf16_log(
+    *, steps: int = 30, warmup: int | None = 10, median: float | None = None, result: bool = True, noise: bool = True
+) -> str:
     lines = []
     if noise:
-        lines += ["W0722 12:00:01 torch/_inductor: some warning about BF16_STEP tuning", "[rank0]: loading checkpoint shards: 100%|#####| 4/4", ""]
+        lines += [
+            "W0722 12:00:01 torch/_inductor: some warning about BF16_STEP tuning",
+            "[rank0]: loading checkpoint shards: 100%|#####| 4/4",
+            "",
+        ]
     lines.append("[rank0]: BF16_SOURCE " + json.dumps({"git_sha": SHA, "tracked_dirty": False}))
     for step in range(steps):
-        lines.append(f"2026-07-22T12:00:{step:02d}Z [rank0]: BF16_STEP " + json.dumps({"step": step, "step_time_sec": 0.9 if step < 10 else TRUE_WALL[(step - 10) % 20]}))
+        lines.append(
+            f"2026-07-22T12:00:{step:02d}Z [rank0]: BF16_STEP "
+            + json.dumps({"step": step, "step_time_sec": 0.9 if step < 10 else TRUE_WALL[(step - 10) % 20]})
+        )
         if noise and step % 7 == 0:
             lines.append(f"step {step}: loss=0.{step:03d} grad_norm=1.0")
-    lines.append("BF16_TIMING " + json.dumps({"internal_slowest_rank_sec": INTERNAL, "true_wall_slowest_rank_sec": TRUE_WALL}))
+    lines.append(
+        "BF16_TIMING " + json.dumps({"internal_slowest_rank_sec": INTERNAL, "true_wall_slowest_rank_sec": TRUE_WALL})
+    )
     body = {
-        "local_batch_size": 2, "gradient_accumulation_steps": 1, "world_size": 4,
-        "internal_median_step_sec": statistics.median(INTERNAL), "internal_model_mfu_percent": 41.0,
+        "local_batch_size": 2,
+        "gradient_accumulation_steps": 1,
+        "world_size": 4,
+        "internal_median_step_sec": statistics.median(INTERNAL),
+        "internal_model_mfu_percent": 41.0,
         "true_wall_median_step_sec": median if median is not None else statistics.median(TRUE_WALL),
-        "true_wall_model_mfu_percent": 40.81, "peak_allocated_max_rank_bytes": 150_000_000_000,
+        "true_wall_model_mfu_percent": 40.81,
+        "peak_allocated_max_rank_bytes": 150_000_000_000,
         "peak_reserved_max_rank_bytes": 160_000_000_000,
     }
     if warmup is not None:

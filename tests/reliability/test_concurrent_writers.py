@@ -27,9 +27,23 @@ CLI_INVOCATIONS = {0: 1, 1: 2}
 
 
 def _contract(repo: Path) -> str:
-    result = run_ledger(repo, "add", "contract", "-", input=json.dumps({
-        "name": "rank-writers", "model": "m", "param_precision": "fp32", "optimizer_state_precision": "fp32",
-        "compute_precision": "bf16", "warmup_steps": 1, "measured_steps": 3}))
+    result = run_ledger(
+        repo,
+        "add",
+        "contract",
+        "-",
+        input=json.dumps(
+            {
+                "name": "rank-writers",
+                "model": "m",
+                "param_precision": "fp32",
+                "optimizer_state_precision": "fp32",
+                "compute_precision": "bf16",
+                "warmup_steps": 1,
+                "measured_steps": 3,
+            }
+        ),
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.split()[0]
 
@@ -40,7 +54,14 @@ def _body(rank: int, i: int, contract: str) -> tuple[str, dict]:
     if i % 5 == 0:
         return "note", {"body": tag}
     if i % 5 == 1:
-        return "gate", {"command": f"pytest -k {rank}", "exit_code": 0, "executed": 3, "passed": 3, "outcome": "pass", "title": tag}
+        return "gate", {
+            "command": f"pytest -k {rank}",
+            "exit_code": 0,
+            "executed": 3,
+            "passed": 3,
+            "outcome": "pass",
+            "title": tag,
+        }
     return "measurement", {"contract": contract, "samples": [1.0 + rank / 1000, 1.01, 0.99 + i / 10000], "title": tag}
 
 
@@ -112,7 +133,14 @@ def test_64_cli_processes_add_3200_records_at_once(repo: Path, tmp_path: Path) -
             part = tmp_path / f"rank{rank}-{n}.jsonl"
             part.write_text("\n".join(lines) + "\n")
             parts.append(str(part))
-        env = {**os.environ, **GIT_ENV, "START": str(start), "LEDGER": str(LEDGER_BIN), "KIND": "measurement", "PARTS": " ".join(parts)}
+        env = {
+            **os.environ,
+            **GIT_ENV,
+            "START": str(start),
+            "LEDGER": str(LEDGER_BIN),
+            "KIND": "measurement",
+            "PARTS": " ".join(parts),
+        }
         for name in ("SLURM_JOB_ID", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "LEDGER_DIR"):
             env.pop(name, None)
         procs.append(subprocess.Popen(["sh", "-c", _CLI_RANK], cwd=repo, env=env, stderr=subprocess.PIPE, text=True))

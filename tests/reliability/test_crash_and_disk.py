@@ -117,11 +117,21 @@ def test_200_adds_killed_at_random_points_leave_only_whole_records(repo: Path) -
 @pytest.mark.slow
 def test_cli_adds_killed_mid_write(repo: Path) -> None:
     rng = random.Random(SEED)
-    (repo / "many.jsonl").write_text("".join(json.dumps({"body": f"cli {i} " + "y" * 1500}) + "\n" for i in range(3000)))
+    (repo / "many.jsonl").write_text(
+        "".join(json.dumps({"body": f"cli {i} " + "y" * 1500}) + "\n" for i in range(3000))
+    )
     env = {**os.environ, **GIT_ENV}
     for _wave in range(2):
-        procs = [subprocess.Popen([str(LEDGER_BIN), "add", "note", "many.jsonl"], cwd=repo, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(8)]
+        procs = [
+            subprocess.Popen(
+                [str(LEDGER_BIN), "add", "note", "many.jsonl"],
+                cwd=repo,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for _ in range(8)
+        ]
         for proc in procs:
             time.sleep(rng.uniform(0.05, 0.25))
             proc.send_signal(signal.SIGKILL)
@@ -138,7 +148,9 @@ def _mounted(args: list[str], target: Path, remount: list[str] | None = None):
         pytest.skip("needs root and mount(8) to make a size-limited or read-only filesystem")
     done = subprocess.run(["mount", *args, str(target)], capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.skip(f"mount refused here ({done.stderr.strip() or done.returncode}); the RLIMIT_FSIZE test still covers write failures")
+        pytest.skip(
+            f"mount refused here ({done.stderr.strip() or done.returncode}); the RLIMIT_FSIZE test still covers write failures"
+        )
     try:
         if remount:
             subprocess.run(["mount", *remount, str(target)], check=True, capture_output=True)
@@ -154,7 +166,14 @@ def _refused(result: subprocess.CompletedProcess, reason: str) -> None:
 
 
 def _log(path: Path, n: int) -> Path:
-    path.write_text("".join(f"step {i}\nLEDGER " + json.dumps({"samples": [1.0, 1.01], "title": f"log {i}", "notes": "z" * 40000}) + "\n" for i in range(n)))
+    path.write_text(
+        "".join(
+            f"step {i}\nLEDGER "
+            + json.dumps({"samples": [1.0, 1.01], "title": f"log {i}", "notes": "z" * 40000})
+            + "\n"
+            for i in range(n)
+        )
+    )
     return path
 
 
@@ -167,7 +186,10 @@ def test_full_disk_gives_a_clear_error_and_leaves_nothing(repo: Path, tmp_path: 
         big.write_text("".join(json.dumps({"body": f"big {i} " + "w" * 60000}) + "\n" for i in range(40)))
         before = files_under(records)
         _refused(run_ledger(repo, "add", "note", str(big)), "the disk is full")
-        _refused(run_ledger(repo, "add", "measurement", "--from-log", str(_log(tmp_path / "run.log", 60))), "the disk is full")
+        _refused(
+            run_ledger(repo, "add", "measurement", "--from-log", str(_log(tmp_path / "run.log", 60))),
+            "the disk is full",
+        )
         assert files_under(records) == before
         # Through the API: a WriteError, and the same nothing-left-behind.
         from ledger.errors import WriteError
@@ -191,8 +213,14 @@ def test_file_size_limit_through_the_cli(repo: Path, tmp_path: Path) -> None:
     lines = [json.dumps({"body": f"small {i}"}) for i in range(5)] + [json.dumps({"body": "v" * 20000})]
     (tmp_path / "batch.jsonl").write_text("\n".join(lines) + "\n")
     env = {**os.environ, **GIT_ENV}
-    result = subprocess.run([str(LEDGER_BIN), "add", "note", str(tmp_path / "batch.jsonl")], cwd=repo, env=env,
-                            capture_output=True, text=True, preexec_fn=_limit_file_size)
+    result = subprocess.run(
+        [str(LEDGER_BIN), "add", "note", str(tmp_path / "batch.jsonl")],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=_limit_file_size,
+    )
     _refused(result, "the file size limit was reached")
     assert files_under(records) == before
 

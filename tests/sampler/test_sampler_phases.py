@@ -49,7 +49,22 @@ def test_each_phase_delta_is_attributed_to_its_phase_and_the_wrapper_is_not_matc
     data = tmp_path / "weights.bin"
     data.write_bytes(os.urandom(64 * MIB))
     wrapper = f"{memhog} {tmp_path / 'hog.py'} {LEDGER_BIN} {data}; echo memhog finished"
-    result = run_ledger(repo, "sampler", "run", "--name", "memhog", "--interval", "0.05", "--no-nvml", "--format", "json", "--", "sh", "-c", wrapper)
+    result = run_ledger(
+        repo,
+        "sampler",
+        "run",
+        "--name",
+        "memhog",
+        "--interval",
+        "0.05",
+        "--no-nvml",
+        "--format",
+        "json",
+        "--",
+        "sh",
+        "-c",
+        wrapper,
+    )
     assert result.returncode == 0, result.stderr
     [rec] = records(repo, "memory-profile")
     assert [p["name"] for p in rec["processes"]] == ["memhog"]
@@ -75,7 +90,12 @@ def test_each_phase_delta_is_attributed_to_its_phase_and_the_wrapper_is_not_matc
     lines = [json.loads(line) for line in gzip.decompress(blob).decode().splitlines()]
     assert lines[0]["format"] == "ledger-sampler/1"
     assert sum(1 for line in lines if "mem_available" in line) == rec["samples"]
-    assert [(line["phase"], line["event"]) for line in lines if "phase" in line] == [("load", "begin"), ("load", "end"), ("release", "begin"), ("release", "end")]
+    assert [(line["phase"], line["event"]) for line in lines if "phase" in line] == [
+        ("load", "begin"),
+        ("load", "end"),
+        ("release", "begin"),
+        ("release", "end"),
+    ]
 
 
 def test_in_process_phases_through_the_api(book) -> None:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from ledger.errors import InputError
-from ledger.analysis.sandwich import DEFAULT_FLOOR_PERCENT, check_same_allocation_and_contract, compute, floor_from_config
+from ledger.analysis.sandwich import (
+    DEFAULT_FLOOR_PERCENT,
+    check_same_allocation_and_contract,
+    compute,
+    floor_from_config,
+)
 
 
 def regate_arms() -> tuple[float, float, float]:
@@ -85,10 +90,14 @@ def test_floor_from_config() -> None:
 
 def test_cross_allocation_or_contract_arms_are_refused() -> None:
     same = {"id": "1627918"}
-    check_same_allocation_and_contract({"a": {"allocation": same, "contract": "C"}, "x": {"allocation": same, "contract": "C"}})
+    check_same_allocation_and_contract(
+        {"a": {"allocation": same, "contract": "C"}, "x": {"allocation": same, "contract": "C"}}
+    )
     with pytest.raises(InputError) as err:
         check_same_allocation_and_contract({"a": {"allocation": same}, "x": {"allocation": {"id": "1629519"}}})
     assert "cross-allocation" in str(err.value.problems[0])
     with pytest.raises(InputError) as err:
-        check_same_allocation_and_contract({"a": {"allocation": same, "contract": "C1"}, "x": {"allocation": same, "contract": "C2"}})
+        check_same_allocation_and_contract(
+            {"a": {"allocation": same, "contract": "C1"}, "x": {"allocation": same, "contract": "C2"}}
+        )
     assert "different contracts" in str(err.value.problems[0])

@@ -35,7 +35,20 @@ def bench(repo: Path) -> str:
 
 
 def test_sandwich_of_two_real_commands(repo: Path, bench: str) -> None:
-    result = run_ledger(repo, "sandwich", "--a", bench, "--candidate", f"FAST=1 {bench}", "--rounds", "2", "--label", "FAST=1", "--format", "json")
+    result = run_ledger(
+        repo,
+        "sandwich",
+        "--a",
+        bench,
+        "--candidate",
+        f"FAST=1 {bench}",
+        "--rounds",
+        "2",
+        "--label",
+        "FAST=1",
+        "--format",
+        "json",
+    )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["verdict"] == "faster"
@@ -65,8 +78,12 @@ def test_neutral_text_output_and_wall_time_commands(repo: Path) -> None:
 
 def test_arms_reporting_different_allocations_are_refused(repo: Path, bench: str) -> None:
     result = run_ledger(
-        repo, "sandwich", "--a", f"EXTRA='{{\"allocation\": {{\"id\": \"1627918\"}}}}' {bench}",
-        "--candidate", f"EXTRA='{{\"allocation\": {{\"id\": \"1629519\"}}}}' {bench}",
+        repo,
+        "sandwich",
+        "--a",
+        f'EXTRA=\'{{"allocation": {{"id": "1627918"}}}}\' {bench}',
+        "--candidate",
+        f'EXTRA=\'{{"allocation": {{"id": "1629519"}}}}\' {bench}',
     )
     assert result.returncode == 2
     assert "different allocations" in result.stderr
@@ -104,7 +121,10 @@ def test_python_callables_through_the_api(book) -> None:
     seen: list[tuple[str, int]] = []
     a_values = iter([1.0, 1.01, 1.0, 1.01])
     outcome = run_sandwich(
-        book, Arm(func=lambda: next(a_values)), Arm(func=lambda: 1.05), rounds=2,
+        book,
+        Arm(func=lambda: next(a_values)),
+        Arm(func=lambda: 1.05),
+        rounds=2,
         on_progress=lambda done, total, label, rnd: seen.append((label, rnd)),
     )
     assert seen[:-1] == [("a", 1), ("candidate", 1), ("b", 1), ("a", 2), ("candidate", 2), ("b", 2)]

@@ -34,8 +34,12 @@ HERE = Path(__file__).resolve().parent
 SEEDS = HERE / "data"
 IMPORTER_SEEDS = HERE.parent / "importers" / "data"
 STAMP = Stamping(source=Source(sha="a" * 40), allocation=Allocation(id="fuzz-job"))
-SETTINGS = dict(deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much])
+SETTINGS = dict(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 # -- a ledger the examples run against ------------------------------------------------------
 
@@ -64,20 +68,65 @@ def valid_bodies(refs: dict[str, str]) -> dict[str, dict]:
     """One valid body per kind, every reference field filled with a record that exists."""
     m = refs["measurement"]
     return {
-        "contract": {"name": "c-valid", "model": "LTX-2", "param_precision": "fp32", "warmup_steps": 10, "measured_steps": 20},
-        "environment": {"hostname": "gb200-a", "driver": "580.65", "env_flags": {"NCCL_DEBUG": "WARN"}, "gpus": [{"index": 0, "name": "GB200"}]},
+        "contract": {
+            "name": "c-valid",
+            "model": "LTX-2",
+            "param_precision": "fp32",
+            "warmup_steps": 10,
+            "measured_steps": 20,
+        },
+        "environment": {
+            "hostname": "gb200-a",
+            "driver": "580.65",
+            "env_flags": {"NCCL_DEBUG": "WARN"},
+            "gpus": [{"index": 0, "name": "GB200"}],
+        },
         "ceiling": {"device": "GB200", "environment": refs["environment"]},
-        "flop-audit": {"contract": refs["contract"], "flop_per_sample": 353880819892224, "derivation": "analytic",
-                       "peak": {"name": "house-2450", "tflops_per_gpu": 2450.0}},
-        "measurement": {"contract": refs["contract"], "samples": [0.7079, 0.7081, 0.7075], "world_size": 4, "local_batch": 2,
-                        "global_batch": 8, "title": "4x/B2", "command": "torchrun run_current.sh"},
-        "sandwich": {"contract": refs["contract"], "control_a": m, "candidate": m, "control_b": m, "a_value": 1.0,
-                     "candidate_value": 0.99, "b_value": 1.0, "midpoint": 1.0, "delta": -0.01, "delta_percent": -1.0,
-                     "drift_percent": 0.0, "floor_percent": 0.5, "verdict": "neutral"},
-        "decision": {"family": "FA4, regional compile", "verdict": "accepted", "evidence": [m], "where_to_continue": "run_current.sh"},
+        "flop-audit": {
+            "contract": refs["contract"],
+            "flop_per_sample": 353880819892224,
+            "derivation": "analytic",
+            "peak": {"name": "house-2450", "tflops_per_gpu": 2450.0},
+        },
+        "measurement": {
+            "contract": refs["contract"],
+            "samples": [0.7079, 0.7081, 0.7075],
+            "world_size": 4,
+            "local_batch": 2,
+            "global_batch": 8,
+            "title": "4x/B2",
+            "command": "torchrun run_current.sh",
+        },
+        "sandwich": {
+            "contract": refs["contract"],
+            "control_a": m,
+            "candidate": m,
+            "control_b": m,
+            "a_value": 1.0,
+            "candidate_value": 0.99,
+            "b_value": 1.0,
+            "midpoint": 1.0,
+            "delta": -0.01,
+            "delta_percent": -1.0,
+            "drift_percent": 0.0,
+            "floor_percent": 0.5,
+            "verdict": "neutral",
+        },
+        "decision": {
+            "family": "FA4, regional compile",
+            "verdict": "accepted",
+            "evidence": [m],
+            "where_to_continue": "run_current.sh",
+        },
         "hypothesis": {"statement": "the fall is model residency", "status": "refuted", "evidence": [m]},
         "gate": {"command": "pytest -q", "exit_code": 0, "executed": 3, "passed": 3, "outcome": "pass"},
-        "mutation": {"mutation": "drop the fence", "gate": refs["gate"], "built": True, "exit_code": 1, "detected_by": "test_fence"},
+        "mutation": {
+            "mutation": "drop the fence",
+            "gate": refs["gate"],
+            "built": True,
+            "exit_code": 1,
+            "detected_by": "test_fence",
+        },
         "issue": {"number": 1044, "title": "re-gate 8x", "owner": "ana"},
         "note": {"body": "Historical 1x runs used BF16 master weights."},
         "memory-profile": {"interval_s": 0.5, "duration_s": 10.0, "samples": 20},
@@ -154,8 +203,17 @@ def malformed_record(draw, bodies: dict[str, dict]):
         field = "kind"
         body["kind"] = draw(st.sampled_from([k for k in KIND_NAMES if k != kind]))
     elif way == "bad_envelope":
-        field, value = draw(st.sampled_from([("links", "https://wandb.ai/run"), ("supersedes", "not-an-id"), ("tags", {"a": 1}),
-                                             ("observed_at", "yesterday"), ("attachments", ["log.txt"])]))
+        field, value = draw(
+            st.sampled_from(
+                [
+                    ("links", "https://wandb.ai/run"),
+                    ("supersedes", "not-an-id"),
+                    ("tags", {"a": 1}),
+                    ("observed_at", "yesterday"),
+                    ("attachments", ["log.txt"]),
+                ]
+            )
+        )
         body[field] = value
     else:
         field = None
@@ -257,7 +315,7 @@ def broken_text(draw):
         token = draw(st.sampled_from(["NaN", "Infinity", "-Infinity"] if fmt != "yaml" else [".nan", ".inf", "-.inf"]))
         text = text.replace("1.1", token, 1)
     elif how == "garbage":
-        text = text + draw(st.sampled_from(["}}}\n", "{\"a\": \n", ": : :\n  - [\n"]))
+        text = text + draw(st.sampled_from(["}}}\n", '{"a": \n', ": : :\n  - [\n"]))
     else:
         text = ("\t" + text) if fmt == "yaml" else text.replace("{", "{,", 1)
     return fmt, text
@@ -289,11 +347,19 @@ def malformed_log(draw, bodies: dict[str, dict]):
     good = {"samples": [0.70, 0.71, 0.72], "title": "ok"}
     for _ in range(draw(st.integers(0, 2))):
         lines.append("LEDGER " + json.dumps(good))
-    how = draw(st.sampled_from(["field", "cut", "not_object", "bf16_median", "bf16_step", "bf16_truncated", "bf16_number"]))
+    how = draw(
+        st.sampled_from(["field", "cut", "not_object", "bf16_median", "bf16_step", "bf16_truncated", "bf16_number"])
+    )
     field = None
     prefix = draw(st.sampled_from(["", "[rank0]: ", "2026-07-22T10:00:00Z "]))
     if how == "field":
-        kind, body, field, way = draw(malformed_record(bodies).filter(lambda c: c[0] == "measurement" and c[3] in ("missing", "unknown", "wrong_type", "bad_value", "dangling")))
+        kind, body, field, way = draw(
+            malformed_record(bodies).filter(
+                lambda c: (
+                    c[0] == "measurement" and c[3] in ("missing", "unknown", "wrong_type", "bad_value", "dangling")
+                )
+            )
+        )
         lines.append(prefix + "LEDGER " + json.dumps(body))
         bad_line = len(lines)
     elif how == "cut":
@@ -303,7 +369,15 @@ def malformed_log(draw, bodies: dict[str, dict]):
         lines.append("after the cut")
     elif how == "not_object":
         # (`LEDGER [1, 2]` is noise by design: a tag is structured only when an object follows.)
-        lines.append(prefix + "LEDGER " + draw(st.sampled_from(['{"samples": [NaN]}', '{"samples": [1.0, Infinity]}', '{"samples": "fast"}', '{"title": "x",}'])))
+        lines.append(
+            prefix
+            + "LEDGER "
+            + draw(
+                st.sampled_from(
+                    ['{"samples": [NaN]}', '{"samples": [1.0, Infinity]}', '{"samples": "fast"}', '{"title": "x",}']
+                )
+            )
+        )
         bad_line = len(lines)
     else:
         steps = draw(st.integers(3, 6))
@@ -311,8 +385,14 @@ def malformed_log(draw, bodies: dict[str, dict]):
         times = [0.7 + i / 100 for i in range(steps)]
         for i, t in enumerate(times):
             lines.append(prefix + "BF16_STEP " + json.dumps({"step": i, "step_time_sec": t}))
-        result = {"warmup_steps": warm, "measured_steps": steps - warm, "world_size": 4, "local_batch_size": 2,
-                  "gradient_accumulation_steps": 1, "internal_median_step_sec": sorted(times[warm:])[(steps - warm) // 2] if (steps - warm) % 2 else None}
+        result = {
+            "warmup_steps": warm,
+            "measured_steps": steps - warm,
+            "world_size": 4,
+            "local_batch_size": 2,
+            "gradient_accumulation_steps": 1,
+            "internal_median_step_sec": sorted(times[warm:])[(steps - warm) // 2] if (steps - warm) % 2 else None,
+        }
         result = {k: v for k, v in result.items() if v is not None}
         if how == "bf16_median":
             result["internal_median_step_sec"] = 99.0
@@ -361,14 +441,25 @@ def _json_at(doc, path):
 
 #: format -> (seed files, the file mutated, key paths the importer requires, numeric leaves)
 JSON_IMPORTS = {
-    "hyperfine": ([IMPORTER_SEEDS / "hyperfine_sleep.json"], 0,
-                  [("results",), ("results", 0, "command"), ("results", 1, "times")], [("results", 0, "times"), ("results", 1, "times")]),
-    "pyperf": ([SEEDS / "pyperf_track_memory.json"], 0,
-               [("version",), ("benchmarks",), ("benchmarks", 0, "runs")], []),
-    "pytest-benchmark": ([SEEDS / "pytest_benchmark_0030.json"], 0,
-                         [("benchmarks",), ("machine_info",), ("benchmarks", 0, "stats")], []),
-    "asv": ([SEEDS / "asv" / "benchmarks.json", SEEDS / "asv" / "fcf8c079-py2.7-Cython-numpy1.8.json"], 1,
-            [("version",), ("results",), ("params",)], []),
+    "hyperfine": (
+        [IMPORTER_SEEDS / "hyperfine_sleep.json"],
+        0,
+        [("results",), ("results", 0, "command"), ("results", 1, "times")],
+        [("results", 0, "times"), ("results", 1, "times")],
+    ),
+    "pyperf": ([SEEDS / "pyperf_track_memory.json"], 0, [("version",), ("benchmarks",), ("benchmarks", 0, "runs")], []),
+    "pytest-benchmark": (
+        [SEEDS / "pytest_benchmark_0030.json"],
+        0,
+        [("benchmarks",), ("machine_info",), ("benchmarks", 0, "stats")],
+        [],
+    ),
+    "asv": (
+        [SEEDS / "asv" / "benchmarks.json", SEEDS / "asv" / "fcf8c079-py2.7-Cython-numpy1.8.json"],
+        1,
+        [("version",), ("results",), ("params",)],
+        [],
+    ),
 }
 TEXT_IMPORTS = {
     "junit": IMPORTER_SEEDS / "pytest_mixed.xml",
@@ -415,7 +506,11 @@ def malformed_import(draw):
         if how == "status":
             lines = text.splitlines(keepends=True)
             at = draw(st.sampled_from([i for i, s in enumerate(lines) if re.search(r"Test +#\d+:", s)]))
-            lines[at] = re.sub(r"(\*\*\*)?(Passed|Failed|Skipped|Not Run \(Disabled\))", draw(st.sampled_from(["Exploded", "***Vanished"])), lines[at])
+            lines[at] = re.sub(
+                r"(\*\*\*)?(Passed|Failed|Skipped|Not Run \(Disabled\))",
+                draw(st.sampled_from(["Exploded", "***Vanished"])),
+                lines[at],
+            )
             text = "".join(lines)
         elif how == "header":
             text = text.replace("Test project", "Project", 1)

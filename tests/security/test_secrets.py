@@ -89,12 +89,15 @@ def test_the_environment_collector_api_records_no_token() -> None:
     assert _leaks(json.dumps(body, default=str)) == []
 
 
-@pytest.mark.parametrize("url", [
-    f"https://x-access-token:{TOKENS['github']}@github.com/org/campaign.git",
-    f"https://{TOKENS['github_pat']}@github.com/org/campaign.git",
-    f"https://user:{TOKENS['huggingface']}@huggingface.co/org/model",
-    f"https://oauth2:{TOKENS['wandb']}@gitlab.example.invalid/org/campaign.git",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://x-access-token:{TOKENS['github']}@github.com/org/campaign.git",
+        f"https://{TOKENS['github_pat']}@github.com/org/campaign.git",
+        f"https://user:{TOKENS['huggingface']}@huggingface.co/org/model",
+        f"https://oauth2:{TOKENS['wandb']}@gitlab.example.invalid/org/campaign.git",
+    ],
+)
 def test_the_source_stamp_drops_credentials_from_the_remote_url(repo: Path, url: str) -> None:
     git(repo, "remote", "add", "origin", url)
     out = run_ledger(repo, "add", "note", "-", "--format", "json", input="body: stamped")
@@ -106,9 +109,25 @@ def test_the_source_stamp_drops_credentials_from_the_remote_url(repo: Path, url:
 
 def test_the_sampler_records_no_token_from_its_command_or_environment(repo: Path) -> None:
     script = "import time; time.sleep(0.3)"
-    out = run_ledger(repo, "sampler", "run", "--no-nvml", "--interval", "0.05", "--format", "json", "--",
-                     sys.executable, "-c", script, "--hf-token", TOKENS["huggingface"], f"--wandb-key={TOKENS['wandb']}",
-                     f"https://x-access-token:{TOKENS['github']}@github.com/org/data.git", env=SECRET_ENV)
+    out = run_ledger(
+        repo,
+        "sampler",
+        "run",
+        "--no-nvml",
+        "--interval",
+        "0.05",
+        "--format",
+        "json",
+        "--",
+        sys.executable,
+        "-c",
+        script,
+        "--hf-token",
+        TOKENS["huggingface"],
+        f"--wandb-key={TOKENS['wandb']}",
+        f"https://x-access-token:{TOKENS['github']}@github.com/org/data.git",
+        env=SECRET_ENV,
+    )
     assert out.returncode == 0, out.stderr
     text = _record_texts(repo)
     assert "memory-profile" in text
@@ -124,7 +143,9 @@ def test_the_checker_refuses_a_token_from_every_input_path(repo: Path, tmp_path:
         assert run_ledger(repo, "add", "note", str(tmp_path / f"{name}.yaml")).returncode == 0
         # ledger add --from-log: the harness echoed its command line
         log = tmp_path / f"{name}.log"
-        log.write_text("starting\nLEDGER " + json.dumps({"samples": [0.7, 0.71], "command": f"python train.py {planted}"}) + "\n")
+        log.write_text(
+            "starting\nLEDGER " + json.dumps({"samples": [0.7, 0.71], "command": f"python train.py {planted}"}) + "\n"
+        )
         assert run_ledger(repo, "add", "measurement", "--from-log", str(log)).returncode == 0
         # ledger import: a hyperfine export of a command that carried the token
         doc = json.loads((Path(__file__).parents[1] / "importers" / "data" / "hyperfine_sleep.json").read_text())
@@ -142,9 +163,19 @@ def test_the_checker_refuses_a_token_from_every_input_path(repo: Path, tmp_path:
 
 def test_the_sandwich_runner_records_no_token_from_its_arm_commands(repo: Path) -> None:
     cmd = f"{sys.executable} -c pass"
-    out = run_ledger(repo, "sandwich", "--a", f"WANDB_API_KEY={TOKENS['wandb']} {cmd}",
-                     "--candidate", f"HF_TOKEN={TOKENS['huggingface']} {cmd} --hf-token {TOKENS['huggingface']}",
-                     "--rounds", "1", "--floor", "1000", env=SECRET_ENV)
+    out = run_ledger(
+        repo,
+        "sandwich",
+        "--a",
+        f"WANDB_API_KEY={TOKENS['wandb']} {cmd}",
+        "--candidate",
+        f"HF_TOKEN={TOKENS['huggingface']} {cmd} --hf-token {TOKENS['huggingface']}",
+        "--rounds",
+        "1",
+        "--floor",
+        "1000",
+        env=SECRET_ENV,
+    )
     assert out.returncode == 0, out.stderr
     text = _record_texts(repo)
     assert "sandwich" in text and "<redacted>" in text

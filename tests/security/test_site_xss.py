@@ -17,34 +17,47 @@ import pytest
 from conftest import run_ledger
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 EVIL = "zz.test"
 #: Each payload tries to fetch from EVIL or run script by a route the first corpus does not take.
-FETCH_MARKDOWN = " ".join([
-    f"![p](https://{EVIL}/m.png)",
-    f"![r][r]\n\n[r]: https://{EVIL}/r.png",
-    f"<https://{EVIL}/a>",
-    f'{{: style="background:url(https://{EVIL}/t.png)" }}',
-    f'<img src="https://{EVIL}/i.png">',
-])
-FETCH_HTML = " ".join([
-    f'<link rel="stylesheet" href="https://{EVIL}/x.css">',
-    f'<iframe src="https://{EVIL}/f"></iframe>',
-    f'<meta http-equiv="refresh" content="0;url=https://{EVIL}/">',
-    f'<base href="https://{EVIL}/">',
-    f'<object data="https://{EVIL}/o"></object>',
-    f"<style>@import url(https://{EVIL}/s.css);body{{background:url(//{EVIL}/b.png)}}</style>",
-])
-SCRIPT = " ".join([
-    "<svg><script>window.__pwned=1</script></svg>",
-    '<a href="&#106;avascript:window.__pwned=2">entity</a>',
-    "<a href=' javascript:window.__pwned=3'>space</a>",
-    '<details open ontoggle="window.__pwned=4">',
-    '<body onload="window.__pwned=5">',
-    "{{ 7*7 }} {% if true %}jinja{% endif %} {# c #}",
-    "${7*7} <%= 7*7 %>",
-    "\u202e\u0000control",
-])
+FETCH_MARKDOWN = " ".join(
+    [
+        f"![p](https://{EVIL}/m.png)",
+        f"![r][r]\n\n[r]: https://{EVIL}/r.png",
+        f"<https://{EVIL}/a>",
+        f'{{: style="background:url(https://{EVIL}/t.png)" }}',
+        f'<img src="https://{EVIL}/i.png">',
+    ]
+)
+FETCH_HTML = " ".join(
+    [
+        f'<link rel="stylesheet" href="https://{EVIL}/x.css">',
+        f'<iframe src="https://{EVIL}/f"></iframe>',
+        f'<meta http-equiv="refresh" content="0;url=https://{EVIL}/">',
+        f'<base href="https://{EVIL}/">',
+        f'<object data="https://{EVIL}/o"></object>',
+        f"<style>@import url(https://{EVIL}/s.css);body{{background:url(//{EVIL}/b.png)}}</style>",
+    ]
+)
+SCRIPT = " ".join(
+    [
+        "<svg><script>window.__pwned=1</script></svg>",
+        '<a href="&#106;avascript:window.__pwned=2">entity</a>',
+        "<a href=' javascript:window.__pwned=3'>space</a>",
+        '<details open ontoggle="window.__pwned=4">',
+        '<body onload="window.__pwned=5">',
+        "{{ 7*7 }} {% if true %}jinja{% endif %} {# c #}",
+        "${7*7} <%= 7*7 %>",
+        "\u202e\u0000control",
+    ]
+)
 CORPORA = {"fetch-markdown": FETCH_MARKDOWN, "fetch-html": FETCH_HTML, "script": SCRIPT}
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -129,14 +142,19 @@ def served(built: Path):
 
 def test_every_page_runs_no_script_and_requests_nothing_off_host(built: Path, served: str) -> None:
     if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it")
+        pytest.skip(
+            "/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it"
+        )
     from playwright.sync_api import sync_playwright
 
     paths = sorted(str(p.relative_to(built).parent) for p in built.rglob("index.html") if "xss-control" not in str(p))
     # Positive control: a page that does what the corpus tries, so a blind watcher fails.
     control = built / "xss-control" / "index.html"
     control.parent.mkdir(exist_ok=True)
-    control.write_text(f'<img src="https://{EVIL}/c.png"><script>window.__pwned = "control"; alert("control")</script>', encoding="utf-8")
+    control.write_text(
+        f'<img src="https://{EVIL}/c.png"><script>window.__pwned = "control"; alert("control")</script>',
+        encoding="utf-8",
+    )
     off_host: list[str] = []
     dialogs: list[str] = []
     pwned: list[str] = []

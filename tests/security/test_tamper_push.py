@@ -112,7 +112,11 @@ def test_conflict_markers_in_a_record_are_refused(pushed: Path) -> None:
 
 
 def test_an_evidence_sha_no_clone_can_resolve_is_refused(pushed: Path) -> None:
-    add(pushed, "measurement", {"samples": [0.7079, 0.7081], "title": "from a local-only commit", "source": {"sha": "c0ffee" + "0" * 34}})
+    add(
+        pushed,
+        "measurement",
+        {"samples": [0.7079, 0.7081], "title": "from a local-only commit", "source": {"sha": "c0ffee" + "0" * 34}},
+    )
     commit(pushed, "unresolvable source")
     _refused(pushed, "sha-resolves")
 

@@ -12,7 +12,14 @@ import pytest
 from tests.conftest import run_ledger
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 XSS = (
     '</title><script>alert("t")</script> <img src=x onerror=alert("i")> [x](javascript:alert("l")) '
     '{: onclick="alert(\'a\')"} `` </code><script>alert("c")</script> "><svg onload=alert("s")> '
@@ -50,16 +57,24 @@ def _pages(site: Path) -> dict[str, str]:
     record = next(p for p in (site / "records/measurement").iterdir() if p.is_dir() and len(p.name) == 26)
     chart = next(p for p in (site / "charts").iterdir() if p.is_dir() and p.name.startswith("decode"))
     return {
-        "home": "", "decisions": "decisions/", "record": f"records/measurement/{record.name}/",
-        "chart": f"charts/{chart.name}/", "spec": "specs/decode-speed/", "hypotheses": "hypotheses/",
-        "report": "report/2026-07/", "sandwiches": "sandwiches/", "listing": "records/measurement/2026-07/",
+        "home": "",
+        "decisions": "decisions/",
+        "record": f"records/measurement/{record.name}/",
+        "chart": f"charts/{chart.name}/",
+        "spec": "specs/decode-speed/",
+        "hypotheses": "hypotheses/",
+        "report": "report/2026-07/",
+        "sandwiches": "sandwiches/",
+        "listing": "records/measurement/2026-07/",
         "decision": "records/decision/01KXZFFP80000000000000000D/",
     }
 
 
 def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path):
     if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it")
+        pytest.skip(
+            "/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -74,7 +89,14 @@ def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path)
             page.on("pageerror", lambda e: console_errors.append(f"{page.url}: {e}"))
             page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
             page.on("response", lambda r: failed.append(f"{r.url}: HTTP {r.status}") if r.status >= 400 else None)
-            page.on("request", lambda r: off_host.append(r.url) if urlsplit(r.url).hostname not in ("127.0.0.1",) and not r.url.startswith(("data:", "blob:")) else None)
+            page.on(
+                "request",
+                lambda r: (
+                    off_host.append(r.url)
+                    if urlsplit(r.url).hostname not in ("127.0.0.1",) and not r.url.startswith(("data:", "blob:"))
+                    else None
+                ),
+            )
 
             def on_dialog(dialog) -> None:
                 dialogs.append(dialog.message)
@@ -82,7 +104,9 @@ def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path)
 
             page.on("dialog", on_dialog)
             for name, path in _pages(xss_site).items():
-                page.goto(served + path, wait_until="networkidle")  # a late asset cut off by the next navigation is no failure of the site
+                page.goto(
+                    served + path, wait_until="networkidle"
+                )  # a late asset cut off by the next navigation is no failure of the site
                 page.wait_for_timeout(100)
                 assert page.locator("article h1").count() == 1, name
                 injected = page.evaluate("""() => {
@@ -117,13 +141,15 @@ def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path)
 def test_built_html_has_no_live_user_markup(xss_site):
     for html in xss_site.rglob("*.html"):
         text = html.read_text(encoding="utf-8")
-        assert '<script>alert(' not in text, html
+        assert "<script>alert(" not in text, html
         assert "<img src=x" not in text and "<svg onload" not in text, html
         assert 'href="javascript:' not in text, html
 
 
 def test_strict_build_fails_on_a_broken_link_and_names_it(campaign):
-    (campaign.ledger.specs_dir / "broken.md").write_text("---\ntitle: Broken\n---\n\nSee [nothing](missing.md).\n", encoding="utf-8")
+    (campaign.ledger.specs_dir / "broken.md").write_text(
+        "---\ntitle: Broken\n---\n\nSee [nothing](missing.md).\n", encoding="utf-8"
+    )
     result = run_ledger(campaign.root, "site", "build", "--strict")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "specs/broken/index.html" in result.stderr and "missing" in result.stderr

@@ -29,7 +29,12 @@ def _html(md_text: str) -> str:
 @pytest.mark.parametrize("text", CORPUS)
 def test_inline_text_renders_as_typed(text):
     html = _html(f"| a |\n|---|\n| {md_inline(text)} |\n")
-    assert "<script" not in html and "<img" not in html and "href" not in html and "onclick=" not in html.replace("onclick=&quot;", "")
+    assert (
+        "<script" not in html
+        and "<img" not in html
+        and "href" not in html
+        and "onclick=" not in html.replace("onclick=&quot;", "")
+    )
     assert "<td>" in html and html.count("<td>") == 1  # the pipe did not open a column
 
 

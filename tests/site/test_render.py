@@ -9,10 +9,19 @@ import pytest
 
 GOLDEN = Path(__file__).parent / "golden"
 PAGES = [
-    "index.md", "decisions/index.md", "report/index.md", "report/2026-07.md", "sandwiches/index.md",
-    "hypotheses/index.md", "specs/index.md", "specs/decode-speed.md", "charts/index.md",
-    "charts/step-time-ltx2-t2v-fp32master-81x480x832.md", "records/index.md",
-    "records/measurement/01KXZCM4J00000000000000005.md", "records/decision/01KXZFFP80000000000000000D.md",
+    "index.md",
+    "decisions/index.md",
+    "report/index.md",
+    "report/2026-07.md",
+    "sandwiches/index.md",
+    "hypotheses/index.md",
+    "specs/index.md",
+    "specs/decode-speed.md",
+    "charts/index.md",
+    "charts/step-time-ltx2-t2v-fp32master-81x480x832.md",
+    "records/index.md",
+    "records/measurement/01KXZCM4J00000000000000005.md",
+    "records/decision/01KXZFFP80000000000000000D.md",
     "records/measurement/2026-07.md",
 ]
 
@@ -25,7 +34,9 @@ def test_golden_markdown(generated, page):
     if os.environ.get("LEDGER_UPDATE_GOLDEN"):
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(text, encoding="utf-8")
-    assert text == golden.read_text(encoding="utf-8"), f"{page} differs from {golden}; rerun with LEDGER_UPDATE_GOLDEN=1 if the change is intended"
+    assert text == golden.read_text(encoding="utf-8"), (
+        f"{page} differs from {golden}; rerun with LEDGER_UPDATE_GOLDEN=1 if the change is intended"
+    )
 
 
 def test_cited_records_get_pages_and_the_rest_listings(generated):
@@ -88,7 +99,9 @@ def test_user_template_overrides_a_packaged_one(campaign):
 
     folder = campaign.root / "my-templates"
     folder.mkdir()
-    (folder / "sandwiches.md.j2").write_text("# Our sandwiches\n\n{{ rows|length }} of them: {{ '<b>' }}\n", encoding="utf-8")
+    (folder / "sandwiches.md.j2").write_text(
+        "# Our sandwiches\n\n{{ rows|length }} of them: {{ '<b>' }}\n", encoding="utf-8"
+    )
     config = campaign.root / "ledger.yaml"
     config.write_text(config.read_text().replace("  templates:\n", "  templates: my-templates\n"), encoding="utf-8")
     from ledger.store import Ledger

@@ -43,7 +43,13 @@ def test_many_processes_adding_at_once_lose_nothing(repo: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_api_writer, args=(str(repo), rank, 25)) for rank in range(8)]
     cli = [
-        subprocess.Popen([str(LEDGER_BIN), "add", "note", "-", "--source-sha", "b" * 40], cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [str(LEDGER_BIN), "add", "note", "-", "--source-sha", "b" * 40],
+            cwd=repo,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(4)
     ]
     for p in procs:
@@ -64,7 +70,12 @@ def test_a_killed_writer_leaves_no_partial_record(repo: Path) -> None:
     lines = "\n".join(json.dumps({"body": "x" * 2000 + str(i)}) for i in range(4000)) + "\n"
     (repo / "many.jsonl").write_text(lines)
     for delay in (0.35, 0.6, 0.9):
-        proc = subprocess.Popen([str(LEDGER_BIN), "add", "note", "many.jsonl"], cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [str(LEDGER_BIN), "add", "note", "many.jsonl"],
+            cwd=repo,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()

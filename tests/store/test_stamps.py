@@ -47,7 +47,14 @@ def test_historical_abbreviated_sha_is_accepted_and_marked(repo: Path) -> None:
 def test_slurm_allocation(repo: Path) -> None:
     env = {"SLURM_JOB_ID": "1627918", "SLURM_JOB_NUM_NODES": "2", "SLURM_GPUS_ON_NODE": "4", "LEDGER_GPU_NAME": "GB200"}
     rec = added(repo, env=env)
-    assert rec["allocation"] == {"id": "1627918", "scheduler": "slurm", "topology": "8x GB200", "nodes": 2, "gpus_per_node": 4, "hosts": []}
+    assert rec["allocation"] == {
+        "id": "1627918",
+        "scheduler": "slurm",
+        "topology": "8x GB200",
+        "nodes": 2,
+        "gpus_per_node": 4,
+        "hosts": [],
+    }
 
 
 def test_torchrun_allocation_and_overrides(repo: Path) -> None:

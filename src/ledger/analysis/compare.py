@@ -211,15 +211,35 @@ def _side(records: list[Any], label: str) -> Side:
     allocs = {r.allocation.id if r.allocation else None for r in records}
     contracts = {r.contract for r in records}
     if len(contracts) > 1:
-        raise Refused(f"set {label} mixes contracts", [Problem(label, "contract", f"the measurements of {label} name different contracts: {sorted(map(str, contracts))}", "compare within one contract")])
+        raise Refused(
+            f"set {label} mixes contracts",
+            [
+                Problem(
+                    label,
+                    "contract",
+                    f"the measurements of {label} name different contracts: {sorted(map(str, contracts))}",
+                    "compare within one contract",
+                )
+            ],
+        )
     median = statistics.median(values)
     side = Side(
-        ids=[r.id for r in records], values=values, basis=basis, metric=first.metric, unit=first.unit, median=median, n=len(values),
+        ids=[r.id for r in records],
+        values=values,
+        basis=basis,
+        metric=first.metric,
+        unit=first.unit,
+        median=median,
+        n=len(values),
         allocation=allocs.pop() if len(allocs) == 1 else "several: " + ", ".join(sorted(a or "none" for a in allocs)),
         contract=first.contract,
     )
     digits_spread = uncertainty(values)
-    side.median_text = _text(median, digits_spread, "") if digits_spread is None else format(trim(median, supported_digits_from_samples(values)), "g")
+    side.median_text = (
+        _text(median, digits_spread, "")
+        if digits_spread is None
+        else format(trim(median, supported_digits_from_samples(values)), "g")
+    )
     return side
 
 
@@ -230,24 +250,56 @@ def check_comparable(a: list[Any], b: list[Any]) -> list[str]:
     for label, recs in (("A", a), ("B", b)):
         for r in recs:
             if r.kind != "measurement":
-                problems.append(Problem(r.id, "kind", f"is a {r.kind}, not a measurement", "compare measurement records (`ledger list measurement`)"))
+                problems.append(
+                    Problem(
+                        r.id,
+                        "kind",
+                        f"is a {r.kind}, not a measurement",
+                        "compare measurement records (`ledger list measurement`)",
+                    )
+                )
                 continue
             if r.outcome != "ok":
-                problems.append(Problem(r.id, "outcome", f"outcome is {r.outcome}: there is no valid value to compare", "compare runs that produced a value"))
+                problems.append(
+                    Problem(
+                        r.id,
+                        "outcome",
+                        f"outcome is {r.outcome}: there is no valid value to compare",
+                        "compare runs that produced a value",
+                    )
+                )
             if not r.comparable:
-                problems.append(Problem(r.id, "comparable", f"is a non-comparable diagnostic: {r.non_comparable_reason}", "compare runs measured under the contract"))
+                problems.append(
+                    Problem(
+                        r.id,
+                        "comparable",
+                        f"is a non-comparable diagnostic: {r.non_comparable_reason}",
+                        "compare runs measured under the contract",
+                    )
+                )
             if r.health == "degraded":
-                warnings.append(f"{label}: {r.id} ran on a degraded allocation ({'; '.join(r.health_reasons) or 'no reason recorded'})")
+                warnings.append(
+                    f"{label}: {r.id} ran on a degraded allocation ({'; '.join(r.health_reasons) or 'no reason recorded'})"
+                )
     if problems:
         raise Refused("not comparable", problems)
     every = [*a, *b]
     for name in ("metric", "unit", "lower_is_better"):
         values = {getattr(r, name) for r in every}
         if len(values) > 1:
-            problems.append(Problem("A vs B", name, f"differs: {sorted(map(str, values))}", f"compare measurements of one {name}"))
+            problems.append(
+                Problem("A vs B", name, f"differs: {sorted(map(str, values))}", f"compare measurements of one {name}")
+            )
     contracts = {r.contract for r in every}
     if len(contracts) > 1:
-        problems.append(Problem("A vs B", "contract", f"the sides were measured under different contracts ({', '.join(sorted(c or 'none' for c in contracts))})", "compare within one contract; a changed contract needs its own baseline"))
+        problems.append(
+            Problem(
+                "A vs B",
+                "contract",
+                f"the sides were measured under different contracts ({', '.join(sorted(c or 'none' for c in contracts))})",
+                "compare within one contract; a changed contract needs its own baseline",
+            )
+        )
     if problems:
         raise Refused("not comparable", problems)
     if contracts == {None}:
@@ -258,10 +310,23 @@ def check_comparable(a: list[Any], b: list[Any]) -> list[str]:
 def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False, alpha: float = 0.05) -> Comparison:
     """Compare measurement records `a` against `b` (B relative to A)."""
     if not a or not b:
-        raise Refused("nothing to compare", [Problem("<command line>", "A B", "both sides need at least one measurement", "give two ids, or two comma-separated lists")])
+        raise Refused(
+            "nothing to compare",
+            [
+                Problem(
+                    "<command line>",
+                    "A B",
+                    "both sides need at least one measurement",
+                    "give two ids, or two comma-separated lists",
+                )
+            ],
+        )
     overlap = {r.id for r in a} & {r.id for r in b}
     if overlap:
-        raise Refused("a record on both sides", [Problem("<command line>", "A B", f"{sorted(overlap)[0]} is on both sides", "give each measurement once")])
+        raise Refused(
+            "a record on both sides",
+            [Problem("<command line>", "A B", f"{sorted(overlap)[0]} is on both sides", "give each measurement once")],
+        )
     warnings = check_comparable(a, b)
     sa, sb = _side(a, "A"), _side(b, "B")
     allocs = {r.allocation.id if r.allocation else None for r in [*a, *b]}
@@ -271,8 +336,14 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
         if not allow_cross_allocation:
             raise Refused(
                 "cross-allocation comparison refused",
-                [Problem("A vs B", "allocation", f"the measurements ran on different or unknown allocations ({where}); a difference could be the machine, not the change",
-                         "measure A, candidate and B on one allocation (`ledger sandwich`), or pass --allow-cross-allocation for a comparison labelled not attributable")],
+                [
+                    Problem(
+                        "A vs B",
+                        "allocation",
+                        f"the measurements ran on different or unknown allocations ({where}); a difference could be the machine, not the change",
+                        "measure A, candidate and B on one allocation (`ledger sandwich`), or pass --allow-cross-allocation for a comparison labelled not attributable",
+                    )
+                ],
             )
         label = f"NOT ATTRIBUTABLE: different or unknown allocations ({where}); the difference may be the machine, not the change"
     else:
@@ -285,7 +356,9 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
     ratio = sb.median / sa.median if sa.median else None
     test = mann_whitney_u(sa.values, sb.values)
     if sa.basis == "summary only" or sb.basis == "summary only":
-        test = UTest(test.u, None, "not testable", None, "no raw samples on one side (the source file kept only summaries)")
+        test = UTest(
+            test.u, None, "not testable", None, "no raw samples on one side (the source file kept only summaries)"
+        )
     elif test.min_p is not None and test.min_p > alpha:
         test.note = f"too few values: the smallest p these sizes allow is {test.min_p:.2g}, above alpha {alpha}"
     delta = cliffs_delta(sa.values, sb.values)
@@ -300,11 +373,27 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
     if diff_unc is None:
         warnings.append("spread unknown on a side with one value: figures are not trimmed by spread")
     return Comparison(
-        a=sa, b=sb, difference=diff, difference_text=_text(diff, diff_unc, f" {sa.unit}"),
-        percent=percent, percent_text=_text(percent, 100.0 * diff_unc / sa.median if diff_unc is not None and sa.median else None, "%") if percent is not None else None,
-        ratio=ratio, test=test, cliffs_delta=delta, cliffs_magnitude=cliffs_magnitude(delta), hodges_lehmann=hl,
-        hodges_lehmann_text=_text(hl, diff_unc, f" {sa.unit}"), alpha=alpha, verdict=verdict, attributable=attributable, label=label,
-        contract=a[0].contract, lower_is_better=lower_is_better, warnings=warnings,
+        a=sa,
+        b=sb,
+        difference=diff,
+        difference_text=_text(diff, diff_unc, f" {sa.unit}"),
+        percent=percent,
+        percent_text=_text(percent, 100.0 * diff_unc / sa.median if diff_unc is not None and sa.median else None, "%")
+        if percent is not None
+        else None,
+        ratio=ratio,
+        test=test,
+        cliffs_delta=delta,
+        cliffs_magnitude=cliffs_magnitude(delta),
+        hodges_lehmann=hl,
+        hodges_lehmann_text=_text(hl, diff_unc, f" {sa.unit}"),
+        alpha=alpha,
+        verdict=verdict,
+        attributable=attributable,
+        label=label,
+        contract=a[0].contract,
+        lower_is_better=lower_is_better,
+        warnings=warnings,
     )
 
 
@@ -312,5 +401,12 @@ def load_side(ledger: Any, text: str) -> list[Any]:
     """Records for one side: an id (or unique prefix), or a comma-separated list of them."""
     ids = [t.strip() for t in text.split(",") if t.strip()]
     if not ids:
-        raise Refused("empty side", [Problem("<command line>", "A B", f"{text!r} names no record", "give an id or a comma-separated list of ids")])
+        raise Refused(
+            "empty side",
+            [
+                Problem(
+                    "<command line>", "A B", f"{text!r} names no record", "give an id or a comma-separated list of ids"
+                )
+            ],
+        )
     return [ledger.get(i) for i in ids]

@@ -69,7 +69,9 @@ def supported_digits_from_samples(samples: Sequence[float]) -> int:
     return supported_digits(statistics.median(samples), confidence_interval(samples))
 
 
-def uncertainty_percent(samples: Sequence[float] | None, median: float | None, low: float | None = None, high: float | None = None) -> float | None:
+def uncertainty_percent(
+    samples: Sequence[float] | None, median: float | None, low: float | None = None, high: float | None = None
+) -> float | None:
     """A measurement's uncertainty in percent of its median, the one both the checker and the
     site use to decide digits: with raw samples, torch's confidence interval (20 samples of a
     stable run support more digits than their range suggests); with only a quoted range

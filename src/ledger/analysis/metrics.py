@@ -18,7 +18,9 @@ def throughput(global_batch: int, step_s: float) -> float:
     return global_batch / step_s
 
 
-def mfu_percent(flop_per_sample: float, global_batch: int, step_s: float, gpus: int, peak_tflops_per_gpu: float) -> float:
+def mfu_percent(
+    flop_per_sample: float, global_batch: int, step_s: float, gpus: int, peak_tflops_per_gpu: float
+) -> float:
     """Model FLOP utilisation in percent of `gpus` x `peak_tflops_per_gpu`."""
     if gpus <= 0 or peak_tflops_per_gpu <= 0:
         raise ValueError("gpus and peak must be positive")
@@ -48,5 +50,7 @@ def recompute(measurement: Measurement, audit: FlopAudit) -> dict[str, float] | 
         return None
     return {
         "throughput": throughput(measurement.global_batch, measurement.median),
-        "mfu_percent": mfu_percent(audit.flop_per_sample, measurement.global_batch, measurement.median, gpus, audit.peak.tflops_per_gpu),
+        "mfu_percent": mfu_percent(
+            audit.flop_per_sample, measurement.global_batch, measurement.median, gpus, audit.peak.tflops_per_gpu
+        ),
     }

@@ -67,10 +67,23 @@ class SandwichResult:
 
 def _check_value(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{name} is not a number", [Problem("<sandwich>", name, f"{value!r} is not a number", "give the arm's measured value")])
+        raise InputError(
+            f"{name} is not a number",
+            [Problem("<sandwich>", name, f"{value!r} is not a number", "give the arm's measured value")],
+        )
     value = float(value)
     if not math.isfinite(value) or value < 0:
-        raise InputError(f"{name} = {value}", [Problem("<sandwich>", name, f"{value} is not a finite non-negative measurement", "give the arm's measured value")])
+        raise InputError(
+            f"{name} = {value}",
+            [
+                Problem(
+                    "<sandwich>",
+                    name,
+                    f"{value} is not a finite non-negative measurement",
+                    "give the arm's measured value",
+                )
+            ],
+        )
     return value
 
 
@@ -88,10 +101,30 @@ def compute(
     candidate = _check_value("candidate", candidate)
     b = a if b is None else _check_value("b", b)
     if floor_percent < 0 or not math.isfinite(floor_percent):
-        raise InputError("bad floor", [Problem("<sandwich>", "floor_percent", f"{floor_percent} is not a non-negative percentage", "give e.g. 0.5 for 0.5 %")])
+        raise InputError(
+            "bad floor",
+            [
+                Problem(
+                    "<sandwich>",
+                    "floor_percent",
+                    f"{floor_percent} is not a non-negative percentage",
+                    "give e.g. 0.5 for 0.5 %",
+                )
+            ],
+        )
     midpoint = (a + b) / 2
     if midpoint == 0:
-        raise InputError("zero control", [Problem("<sandwich>", "a, b", "the control midpoint is 0, so no percentage exists", "check that the control arm measured something")])
+        raise InputError(
+            "zero control",
+            [
+                Problem(
+                    "<sandwich>",
+                    "a, b",
+                    "the control midpoint is 0, so no percentage exists",
+                    "check that the control arm measured something",
+                )
+            ],
+        )
     delta = candidate - midpoint
     delta_percent = 100.0 * delta / midpoint
     drift_percent = 100.0 * abs(a - b) / midpoint
@@ -104,9 +137,18 @@ def compute(
     else:
         verdict = "slower"
     return SandwichResult(
-        a=a, candidate=candidate, b=b, midpoint=midpoint, delta=delta, delta_percent=delta_percent,
-        drift_percent=drift_percent, floor_percent=float(floor_percent), threshold_percent=threshold,
-        lower_is_better=lower_is_better, verdict=verdict, extra_deltas=dict(extra_deltas or {}),
+        a=a,
+        candidate=candidate,
+        b=b,
+        midpoint=midpoint,
+        delta=delta,
+        delta_percent=delta_percent,
+        drift_percent=drift_percent,
+        floor_percent=float(floor_percent),
+        threshold_percent=threshold,
+        lower_is_better=lower_is_better,
+        verdict=verdict,
+        extra_deltas=dict(extra_deltas or {}),
     )
 
 
@@ -122,7 +164,14 @@ def floor_from_config(config: Any) -> float:
     if not math.isfinite(value) or value < 0:
         raise InputError(
             "bad sandwich floor",
-            [Problem("ledger.yaml", f"rules.{RULE_ID}.floor_percent", f"{rule.get('floor_percent')!r} is not a non-negative percentage", "give e.g. 0.5 for 0.5 %")],
+            [
+                Problem(
+                    "ledger.yaml",
+                    f"rules.{RULE_ID}.floor_percent",
+                    f"{rule.get('floor_percent')!r} is not a non-negative percentage",
+                    "give e.g. 0.5 for 0.5 %",
+                )
+            ],
         )
     return value
 
@@ -148,13 +197,34 @@ def check_same_allocation_and_contract(arms: dict[str, Any]) -> None:
     contracts = {label: get(m, "contract") for label, m in arms.items()}
     for label, value in allocs.items():
         if value is None:
-            problems.append(Problem(f"arm {label}", "allocation", "has no allocation", "measure every arm on one allocation and stamp it"))
+            problems.append(
+                Problem(
+                    f"arm {label}",
+                    "allocation",
+                    "has no allocation",
+                    "measure every arm on one allocation and stamp it",
+                )
+            )
     known = {v for v in allocs.values() if v is not None}
     if len(known) > 1:
         listing = ", ".join(f"{k}={v}" for k, v in allocs.items())
-        problems.append(Problem("<sandwich>", "allocation", f"arms ran on different allocations ({listing}); a cross-allocation delta is never attributed", "run A, candidate and B on one allocation"))
+        problems.append(
+            Problem(
+                "<sandwich>",
+                "allocation",
+                f"arms ran on different allocations ({listing}); a cross-allocation delta is never attributed",
+                "run A, candidate and B on one allocation",
+            )
+        )
     if len(set(contracts.values())) > 1:
         listing = ", ".join(f"{k}={v}" for k, v in contracts.items())
-        problems.append(Problem("<sandwich>", "contract", f"arms were measured under different contracts ({listing})", "measure every arm under one contract"))
+        problems.append(
+            Problem(
+                "<sandwich>",
+                "contract",
+                f"arms were measured under different contracts ({listing})",
+                "measure every arm under one contract",
+            )
+        )
     if problems:
         raise InputError("the arms are not comparable; nothing was written", problems)

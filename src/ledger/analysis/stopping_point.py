@@ -78,7 +78,11 @@ def _gpus_of(topology: str) -> int:
 def _rank(m: Measurement, row_mfu: float | None, row_tp: float | None) -> tuple:
     # Higher MFU, then higher throughput, then the better median wins.
     median = m.median if m.median is not None else float("inf")
-    return (row_mfu if row_mfu is not None else -1.0, row_tp if row_tp is not None else -1.0, -median if m.lower_is_better else median)
+    return (
+        row_mfu if row_mfu is not None else -1.0,
+        row_tp if row_tp is not None else -1.0,
+        -median if m.lower_is_better else median,
+    )
 
 
 def stopping_point(records: Iterable[Envelope], contract_name: str | None = None) -> tuple[Contract | None, list[Row]]:
@@ -139,7 +143,15 @@ def stopping_point(records: Iterable[Envelope], contract_name: str | None = None
                 latest = max(failed, key=lambda m: (m.when, m.id))
                 reason = {"oom": "out of memory", "failed": "the run failed"}[latest.outcome]
                 reasons = [reason] + ([latest.notes] if latest.notes else [])
-                rows.append(Row(topo, f"{NO_VALID_STEP}: {latest.outcome.upper() if latest.outcome == 'oom' else 'failed'}", latest, audit, reasons))
+                rows.append(
+                    Row(
+                        topo,
+                        f"{NO_VALID_STEP}: {latest.outcome.upper() if latest.outcome == 'oom' else 'failed'}",
+                        latest,
+                        audit,
+                        reasons,
+                    )
+                )
     finals = [r for r in rows if r.status == FINAL]
     if len(finals) > 1:
         fastest = max(finals, key=lambda r: (r.mfu or -1.0, r.throughput or -1.0))

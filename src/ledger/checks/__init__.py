@@ -17,4 +17,15 @@ from .registry import RULES, Active, Rule, all_rules, configure
 from .result import ERROR, WARNING, CheckResult, Violation
 from .runner import run_check
 
-__all__ = ["RULES", "Active", "Rule", "all_rules", "configure", "ERROR", "WARNING", "CheckResult", "Violation", "run_check"]
+__all__ = [
+    "RULES",
+    "Active",
+    "Rule",
+    "all_rules",
+    "configure",
+    "ERROR",
+    "WARNING",
+    "CheckResult",
+    "Violation",
+    "run_check",
+]

@@ -11,33 +11,45 @@ from .result import ERROR
 
 register(
     Rule(
-        "record-size", "artifacts", ERROR,
+        "record-size",
+        "artifacts",
+        ERROR,
         "A record or attachment file is larger than the cap. The ledger keeps compact evidence; "
         "raw logs, traces and checkpoints belong in the tracker, linked from `links`.",
         "Keep the summary and raw per-step samples; move the bulk to the tracker and link it.",
-        {"max_bytes": 262144}, {"max_bytes": "Largest file in the records folder, in bytes."},
+        {"max_bytes": 262144},
+        {"max_bytes": "Largest file in the records folder, in bytes."},
     ),
     Rule(
-        "binary-content", "artifacts", ERROR,
+        "binary-content",
+        "artifacts",
+        ERROR,
         "A file in the records folder holds binary content: NUL bytes, bytes that are not UTF-8, "
         "or a long base64 run inside a string.",
         "Record numbers and text only; put binaries (traces, images, checkpoints) elsewhere and link them.",
-        {"max_base64_chars": 4096}, {"max_base64_chars": "Longest base64-looking run allowed inside a string."},
+        {"max_base64_chars": 4096},
+        {"max_base64_chars": "Longest base64-looking run allowed inside a string."},
     ),
     Rule(
-        "secrets", "artifacts", ERROR,
+        "secrets",
+        "artifacts",
+        ERROR,
         "A record, attachment or page carries a credential: a W&B API key, a Hugging Face, AWS, "
         "GitHub, GCP, OpenAI or Slack token, or a private key. Pushed once, it is public for good.",
         "Remove the secret (records are append-only: write a corrected record and do not push this one) "
         "and rotate the credential.",
     ),
     Rule(
-        "conflict-markers", "artifacts", ERROR,
+        "conflict-markers",
+        "artifacts",
+        ERROR,
         "A ledger or page file holds git merge-conflict markers (`<<<<<<< `, `>>>>>>> `).",
         "Resolve the conflict; records never conflict unless a file was edited, which append-only forbids.",
     ),
     Rule(
-        "attachments", "artifacts", ERROR,
+        "attachments",
+        "artifacts",
+        ERROR,
         "A record's attachment is missing, a symlink, outside the records folder (absolute or `../`), "
         "or its bytes do not match the sha256 the record gives.",
         "Attach a regular file inside the records folder and record the sha256 of its bytes.",
@@ -96,5 +108,7 @@ def binary_reason(raw: bytes, max_base64: int) -> tuple[str, int] | None:
         pattern = _BASE64[max_base64] = re.compile(rb"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{%d,}" % max_base64)
     m = pattern.search(raw)
     if m:
-        return f"holds a {m.end() - m.start()}-character base64 run (binary content encoded as text)", line_of(raw, m.start())
+        return f"holds a {m.end() - m.start()}-character base64 run (binary content encoded as text)", line_of(
+            raw, m.start()
+        )
     return None

@@ -12,13 +12,17 @@ from .result import ERROR
 
 register(
     Rule(
-        "sandwich-arms", "comparability", ERROR,
+        "sandwich-arms",
+        "comparability",
+        ERROR,
         "A sandwich's arms (control_a, candidate, control_b) are measurements on ONE allocation "
         "under ONE contract, the sandwich's own. A cross-allocation delta is not attributable to the change.",
         "Re-run all three arms on one allocation under one contract (`ledger sandwich`), and record that.",
     ),
     Rule(
-        "mfu-audit", "comparability", ERROR,
+        "mfu-audit",
+        "comparability",
+        ERROR,
         "A measurement that reports mfu_percent names a flop_audit record whose contract is the "
         "measurement's contract: an MFU numerator nobody audited is not evidence.",
         "Record the FLOP audit for this contract (`ledger collect flops` or `ledger add flop-audit`) "
@@ -28,13 +32,16 @@ register(
 
 register(
     Rule(
-        "sandwich-verdict", "comparability", ERROR,
+        "sandwich-verdict",
+        "comparability",
+        ERROR,
         "A sandwich's recorded verdict follows from its own numbers: the candidate's delta against "
         "the A/B midpoint counts only when it clears max(drift, floor_percent) (ledger.analysis.sandwich.compute). "
         "`floor_percent` here is also the floor `ledger sandwich` uses when no --floor is given.",
         "Record the verdict the numbers give (`ledger sandwich` computes it); a correction is a new "
         "sandwich record that supersedes this one.",
-        {"floor_percent": 0.5}, {"floor_percent": "Smallest |delta| that counts, percent of the control midpoint (for `ledger sandwich`)."},
+        {"floor_percent": 0.5},
+        {"floor_percent": "Smallest |delta| that counts, percent of the control midpoint (for `ledger sandwich`)."},
     ),
 )
 
@@ -45,8 +52,13 @@ def verdict_problem(record) -> str | None:
     from ..analysis.sandwich import compute
 
     try:
-        expected = compute(record.a_value, record.candidate_value, record.b_value,
-                           floor_percent=record.floor_percent, lower_is_better=record.lower_is_better)
+        expected = compute(
+            record.a_value,
+            record.candidate_value,
+            record.b_value,
+            floor_percent=record.floor_percent,
+            lower_is_better=record.lower_is_better,
+        )
     except LedgerError as exc:
         return str(exc)
     if expected.verdict != record.verdict:
@@ -68,11 +80,21 @@ def check(info: Info, lookup: Lookup, emit) -> None:
         allocations = {arm.allocation for arm in found.values()}
         if len(allocations) > 1:
             detail = ", ".join(f"{name} on {arm.allocation}" for name, arm in found.items())
-            emit("sandwich-arms", info.path, f"arms ran on {len(allocations)} allocations ({detail}); a sandwich is one allocation", field="allocation")
+            emit(
+                "sandwich-arms",
+                info.path,
+                f"arms ran on {len(allocations)} allocations ({detail}); a sandwich is one allocation",
+                field="allocation",
+            )
         contracts = {arm.contract for arm in found.values()} | ({info.contract} if info.contract else set())
         if len(contracts) > 1:
             detail = ", ".join(f"{name} under {arm.contract}" for name, arm in found.items())
-            emit("sandwich-arms", info.path, f"arms and sandwich name {len(contracts)} contracts ({detail}; sandwich: {info.contract})", field="contract")
+            emit(
+                "sandwich-arms",
+                info.path,
+                f"arms and sandwich name {len(contracts)} contracts ({detail}; sandwich: {info.contract})",
+                field="contract",
+            )
     if info.kind == "measurement" and info.mfu:
         if not info.flop_audit:
             emit("mfu-audit", info.path, "reports mfu_percent but names no flop_audit", field="flop_audit")
@@ -83,4 +105,9 @@ def check(info: Info, lookup: Lookup, emit) -> None:
         if audit.kind != "flop-audit":
             emit("mfu-audit", info.path, f"flop_audit points at a {audit.kind} record", field="flop_audit")
         elif audit.contract != info.contract:
-            emit("mfu-audit", info.path, f"the FLOP audit is for contract {audit.contract}, the measurement is under {info.contract}", field="flop_audit")
+            emit(
+                "mfu-audit",
+                info.path,
+                f"the FLOP audit is for contract {audit.contract}, the measurement is under {info.contract}",
+                field="flop_audit",
+            )

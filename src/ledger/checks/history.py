@@ -10,7 +10,9 @@ from .result import ERROR
 
 register(
     Rule(
-        "append-only", "history", ERROR,
+        "append-only",
+        "history",
+        ERROR,
         "Record files are never modified, deleted or renamed: compared with the remote's tree on "
         "push (a force-push that drops records included) or with the merge base of --base REF.",
         "Restore the record as it was; to correct it, add a new record whose `supersedes` lists its id.",

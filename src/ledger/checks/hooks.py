@@ -65,7 +65,13 @@ def is_ours(path: Path) -> bool:
 
 
 def render(exe: str, python: str, ledger_dir: str) -> str:
-    return TEMPLATE.format(marker=MARKER, chained=CHAINED, exe=shlex.quote(exe), python=shlex.quote(python), ledger_dir=shlex.quote(ledger_dir))
+    return TEMPLATE.format(
+        marker=MARKER,
+        chained=CHAINED,
+        exe=shlex.quote(exe),
+        python=shlex.quote(python),
+        ledger_dir=shlex.quote(ledger_dir),
+    )
 
 
 def install(root: Path, exe: str, python: str, *, chain: bool = False, force: bool = False) -> HookResult:
@@ -75,7 +81,10 @@ def install(root: Path, exe: str, python: str, *, chain: bool = False, force: bo
         folder = hooks_dir(git)
         top = git.toplevel
     except GitError:
-        raise InputError("not a git repository", [Problem(str(root), "", "the ledger is not inside a git repository", "run `git init` first")]) from None
+        raise InputError(
+            "not a git repository",
+            [Problem(str(root), "", "the ledger is not inside a git repository", "run `git init` first")],
+        ) from None
     ledger_dir = os.path.relpath(root.resolve(), top.resolve())
     folder.mkdir(parents=True, exist_ok=True)
     hook = folder / "pre-push"
@@ -86,7 +95,14 @@ def install(root: Path, exe: str, python: str, *, chain: bool = False, force: bo
         elif chain:
             target = folder / CHAINED
             if target.exists():
-                raise InputError("a chained hook exists", [Problem(str(target), "", "already holds a chained hook", "remove it or merge the two hooks by hand")])
+                raise InputError(
+                    "a chained hook exists",
+                    [
+                        Problem(
+                            str(target), "", "already holds a chained hook", "remove it or merge the two hooks by hand"
+                        )
+                    ],
+                )
             hook.rename(target)
             result.chained = target
         elif force:
@@ -94,7 +110,17 @@ def install(root: Path, exe: str, python: str, *, chain: bool = False, force: bo
             hook.replace(target)
             result.backup = target
         else:
-            raise InputError("a pre-push hook exists", [Problem(str(hook), "", "is a pre-push hook ledger did not write", "pass --chain to keep it and run it before ledger, or --force to replace it (a copy is kept)")])
+            raise InputError(
+                "a pre-push hook exists",
+                [
+                    Problem(
+                        str(hook),
+                        "",
+                        "is a pre-push hook ledger did not write",
+                        "pass --chain to keep it and run it before ledger, or --force to replace it (a copy is kept)",
+                    )
+                ],
+            )
     if (folder / CHAINED).exists():
         result.chained = folder / CHAINED
     tmp = folder / ".pre-push.ledger-tmp"

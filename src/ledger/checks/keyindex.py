@@ -50,7 +50,11 @@ def key_index(git: Git, commit: str, folder: str, kind: str, fields: tuple[str, 
     except GitError:  # the cached tree was garbage-collected: rebuild
         changes = None
     if changes is None:
-        added = [p for p in git.run("ls-tree", "-r", "-z", "--name-only", tree).decode("utf-8", "surrogateescape").split("\0") if p]
+        added = [
+            p
+            for p in git.run("ls-tree", "-r", "-z", "--name-only", tree).decode("utf-8", "surrogateescape").split("\0")
+            if p
+        ]
     else:
         keys = cache["keys"]
         gone = {p for status, p in changes if status != "A"}

@@ -21,32 +21,43 @@ from .result import ERROR
 
 register(
     Rule(
-        "cell-width", "pages", ERROR,
+        "cell-width",
+        "pages",
+        ERROR,
         "A rendered table cell (what the reader sees: no markup, no link targets) is wider than "
         "the limit. Wide cells break the published tables.",
         "Shorten the cell: move detail to prose under the table or to the record it cites.",
-        {"max_chars": 220}, {"max_chars": "Widest rendered cell, in columns (wide characters count 2)."},
+        {"max_chars": 220},
+        {"max_chars": "Widest rendered cell, in columns (wide characters count 2)."},
     ),
     Rule(
-        "prose-budget", "pages", ERROR,
+        "prose-budget",
+        "pages",
+        ERROR,
         "A page has more prose paragraphs (top-level and quoted; lists and tables are structure) "
         "than its budget: `prose_budget` in its front matter, else the default.",
         "Cut or merge paragraphs, move detail into records or tables, or raise the page's "
         "`prose_budget` in its front matter in a change that argues for it.",
-        {"max_paragraphs": 35}, {"max_paragraphs": "Default budget for pages without `prose_budget`."},
+        {"max_paragraphs": 35},
+        {"max_paragraphs": "Default budget for pages without `prose_budget`."},
     ),
     Rule(
-        "owed-high-water", "pages", ERROR,
+        "owed-high-water",
+        "pages",
+        ERROR,
         "Items under Owed sections (`## Owed`, `## 7. Owed`, ...) have owners: an Owner column, "
         "`owner: NAME`, `@handle`, or an issue `#N` whose issue record has an owner. The number of "
         "unowned items may not exceed the high-water mark, and when it falls below it the same "
         "change lowers the mark: the mark only goes down.",
         "Give the item an owner, or file an issue with an owner and name it (#N). When the count "
         "drops, set rules.owed-high-water.high_water in ledger.yaml to the new count.",
-        {"high_water": 0}, {"high_water": "Unowned owed items allowed across all pages; lower it as items get owners."},
+        {"high_water": 0},
+        {"high_water": "Unowned owed items allowed across all pages; lower it as items get owners."},
     ),
     Rule(
-        "figures-spread", "pages", ERROR,
+        "figures-spread",
+        "pages",
+        ERROR,
         "A quoted figure (9.14x, 12.5%, 0.223 s) carries more significant figures than its spread "
         "supports, decided as torch.utils.benchmark does: floor(log10(median / spread)), 1 to 4. "
         "The spread is the one stated in the same paragraph or table row (`21-23% spread`, `±2%`, "
@@ -85,12 +96,22 @@ def check_page(path: str, text: str, active: dict, emit: Emit, spread_of: Callab
         limit = active["cell-width"].params["max_chars"]
         for cell in pages.tables(text):
             if cell.width > limit:
-                emit("cell-width", path, f"table cell (row {cell.row}, column {cell.header or cell.column + 1}) renders {cell.width} characters wide, over {limit}", line=cell.line)
+                emit(
+                    "cell-width",
+                    path,
+                    f"table cell (row {cell.row}, column {cell.header or cell.column + 1}) renders {cell.width} characters wide, over {limit}",
+                    line=cell.line,
+                )
     if on("prose-budget"):
         budget = front.get("prose_budget", active["prose-budget"].params["max_paragraphs"])
         paragraphs = pages.prose_paragraphs(text)
         if isinstance(budget, int) and len(paragraphs) > budget:
-            emit("prose-budget", path, f"has {len(paragraphs)} prose paragraphs, over the {budget} budget (the first over budget starts here)", line=paragraphs[budget].line)
+            emit(
+                "prose-budget",
+                path,
+                f"has {len(paragraphs)} prose paragraphs, over the {budget} budget (the first over budget starts here)",
+                line=paragraphs[budget].line,
+            )
     if on("figures-spread"):
         for fig in pages.quoted_figures(text):
             if fig.approximate:
@@ -103,10 +124,17 @@ def check_page(path: str, text: str, active: dict, emit: Emit, spread_of: Callab
                 continue
             allowed = supported_digits_relative(spread)
             if fig.digits > allowed:
-                emit("figures-spread", path, f"{fig.text} carries {fig.digits} significant figures; a {spread:g}% spread supports {allowed}", line=fig.line)
+                emit(
+                    "figures-spread",
+                    path,
+                    f"{fig.text} carries {fig.digits} significant figures; a {spread:g}% spread supports {allowed}",
+                    line=fig.line,
+                )
 
 
-def owed_count(texts: dict[str, str], issue_owner: Callable[[int], str | None]) -> tuple[int, list[tuple[str, int, str]]]:
+def owed_count(
+    texts: dict[str, str], issue_owner: Callable[[int], str | None]
+) -> tuple[int, list[tuple[str, int, str]]]:
     """Unowned owed items across pages: (count, [(path, line, text)])."""
     unowned = []
     for path, text in sorted(texts.items()):
@@ -122,7 +150,9 @@ def owed_count(texts: dict[str, str], issue_owner: Callable[[int], str | None]) 
     return len(unowned), unowned
 
 
-def check_high_water(texts: dict[str, str], active: dict, emit: Emit, issue_owner: Callable[[int], str | None], config_file: str) -> None:
+def check_high_water(
+    texts: dict[str, str], active: dict, emit: Emit, issue_owner: Callable[[int], str | None], config_file: str
+) -> None:
     if "owed-high-water" not in active:
         return
     mark = active["owed-high-water"].params["high_water"]
@@ -131,7 +161,17 @@ def check_high_water(texts: dict[str, str], active: dict, emit: Emit, issue_owne
     if count > mark:
         listed = "; ".join(f"{p}:{line} {text[:60]}" for p, line, text in unowned[:8])
         more = f" and {len(unowned) - 8} more" if len(unowned) > 8 else ""
-        emit("owed-high-water", config_file, f"{count} unowned owed items, above the high-water mark of {mark}: {listed}{more}", field=field)
+        emit(
+            "owed-high-water",
+            config_file,
+            f"{count} unowned owed items, above the high-water mark of {mark}: {listed}{more}",
+            field=field,
+        )
     elif count < mark:
-        emit("owed-high-water", config_file, f"{count} unowned owed items, below the high-water mark of {mark}; the mark only goes down", field=field,
-             fix=f"set rules.owed-high-water.high_water to {count} in ledger.yaml in this change")
+        emit(
+            "owed-high-water",
+            config_file,
+            f"{count} unowned owed items, below the high-water mark of {mark}; the mark only goes down",
+            field=field,
+            fix=f"set rules.owed-high-water.high_water to {count} in ledger.yaml in this change",
+        )

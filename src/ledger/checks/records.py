@@ -23,44 +23,58 @@ from .result import ERROR, WARNING, Violation
 
 register(
     Rule(
-        "schema-valid", "records", ERROR,
+        "schema-valid",
+        "records",
+        ERROR,
         "Every record parses as JSON and validates against its kind's schema "
         "(`ledger schema show KIND`), at the format version this ledger reads.",
         "Records are append-only: do not edit this one; write a corrected record with "
         "`ledger add KIND` that lists this id in `supersedes`.",
     ),
     Rule(
-        "content-hash", "records", ERROR,
+        "content-hash",
+        "records",
+        ERROR,
         "A record's `sha256` is the hash of its canonical content. A mismatch means the file "
         "was edited after it was written.",
         "Restore the file as written (`git checkout -- FILE`); a correction is a new record that supersedes it.",
     ),
     Rule(
-        "unique-id", "records", ERROR,
+        "unique-id",
+        "records",
+        ERROR,
         "Every record id is unique across the ledger and the file is named by its id, under "
         "its kind's folder and shard (records/KIND/SHARD/ID.json).",
         "Write records with `ledger add`, which names and places them; never copy a record file.",
     ),
     Rule(
-        "unique-key", "records", ERROR,
+        "unique-key",
+        "records",
+        ERROR,
         "Keys that must be unique across the ledger are: issue numbers, contract names. Two "
         "branches that each add issue #N merge cleanly in git and are refused here.",
         "Renumber the newer record: do not push it; add one with a free number (`ledger list --kind issue`).",
     ),
     Rule(
-        "reference-resolves", "records", ERROR,
+        "reference-resolves",
+        "records",
+        ERROR,
         "Every record id a record points at (contract, evidence, arms, supersedes...) is a record in the ledger.",
         "Add the referenced record in the same push, or fix the id (`ledger list` shows ids).",
     ),
     Rule(
-        "sha-resolves", "records", ERROR,
+        "sha-resolves",
+        "records",
+        ERROR,
         "The source commit a record is stamped with resolves in the measured checkout "
         "(config `source`). Evidence at a SHA no clone can resolve cannot be reproduced.",
         "Push the measured commit to a branch or tag of the source repository, or stamp the "
         "record with a commit that exists (`ledger add --source PATH`).",
     ),
     Rule(
-        "sha-abbreviated", "records", WARNING,
+        "sha-abbreviated",
+        "records",
+        WARNING,
         "The source SHA is abbreviated (declared historical evidence, `source.abbreviated`; "
         "resolvable or not), or historical: it resolves here but no branch or tag contains it, "
         "so a fresh clone will not have it. A full SHA that does not resolve is `sha-resolves`.",
@@ -110,10 +124,21 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _v(rules: FileRules, rule_id: str, path: str, message: str, *, line: int | None = None, field: str | None = None, fix: str | None = None) -> Violation:
+def _v(
+    rules: FileRules,
+    rule_id: str,
+    path: str,
+    message: str,
+    *,
+    line: int | None = None,
+    field: str | None = None,
+    fix: str | None = None,
+) -> Violation:
     from .registry import RULES
 
-    return Violation(path, line, field, rule_id, rules.severity[rule_id], message, fix if fix is not None else RULES[rule_id].fix)
+    return Violation(
+        path, line, field, rule_id, rules.severity[rule_id], message, fix if fix is not None else RULES[rule_id].fix
+    )
 
 
 def inspect_artifact(path: str, raw: bytes, rules: FileRules, *, text_page: bool = False) -> list[Violation]:
@@ -170,7 +195,15 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
         except ValueError:
             actual = None
         if given != actual:
-            out.append(_v(rules, "content-hash", display, f"sha256 is {given!r} but the content hashes to {actual}", field="sha256"))
+            out.append(
+                _v(
+                    rules,
+                    "content-hash",
+                    display,
+                    f"sha256 is {given!r} but the content hashes to {actual}",
+                    field="sha256",
+                )
+            )
     try:
         record = record_adapter().validate_python(upgrade(data))
     except FormatError as exc:
@@ -181,7 +214,15 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
         if rules.on("schema-valid"):
             errors = getattr(exc, "errors", None)
             for err in errors() if callable(errors) else [{"loc": (), "msg": str(exc)}]:
-                out.append(_v(rules, "schema-valid", display, err["msg"].removeprefix("Value error, "), field=_loc(tuple(err["loc"])) or None))
+                out.append(
+                    _v(
+                        rules,
+                        "schema-valid",
+                        display,
+                        err["msg"].removeprefix("Value error, "),
+                        field=_loc(tuple(err["loc"])) or None,
+                    )
+                )
         record = None
 
     record_id = str(data.get("id", ""))
@@ -190,7 +231,15 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
         parts = path.split("/")
         expected = f"{kind}/{shard_of(record_id) if record_id else '??'}/{record_id}.json"
         if parts[-3:] != expected.split("/"):
-            out.append(_v(rules, "unique-id", display, f"a {kind or 'record'} with id {record_id or '(none)'} must be at {expected} under the records folder", field="id"))
+            out.append(
+                _v(
+                    rules,
+                    "unique-id",
+                    display,
+                    f"a {kind or 'record'} with id {record_id or '(none)'} must be at {expected} under the records folder",
+                    field="id",
+                )
+            )
     if record is None:
         return out, None
     if kind == "sandwich" and rules.on("sandwich-verdict"):
@@ -217,7 +266,9 @@ def info_of(path: str, record: Any) -> Info:
         contract=getattr(record, "contract", None) if kind in ("measurement", "sandwich", "flop-audit") else None,
         flop_audit=getattr(record, "flop_audit", None),
         mfu=getattr(record, "mfu_percent", None) is not None,
-        arms=tuple((a, getattr(record, a)) for a in ("control_a", "candidate", "control_b") if getattr(record, a, None)) if kind == "sandwich" else (),
+        arms=tuple((a, getattr(record, a)) for a in ("control_a", "candidate", "control_b") if getattr(record, a, None))
+        if kind == "sandwich"
+        else (),
         attachments=tuple(record.attachments.items()),
         owner=getattr(record, "owner", None) if kind == "issue" else None,
         number=getattr(record, "number", None) if kind == "issue" else None,

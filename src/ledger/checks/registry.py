@@ -66,25 +66,59 @@ def configure(config_rules: dict[str, dict[str, Any]] | None, config_file: str =
     given = dict(config_rules or {})
     for rule_id in given:
         if rule_id not in rules:
-            problems.append(Problem(config_file, f"rules.{rule_id}", f"no rule {rule_id!r}", "`ledger rules` lists the rule ids"))
+            problems.append(
+                Problem(config_file, f"rules.{rule_id}", f"no rule {rule_id!r}", "`ledger rules` lists the rule ids")
+            )
     for rule_id, rule in rules.items():
         override = given.get(rule_id) or {}
         if not isinstance(override, dict):
-            problems.append(Problem(config_file, f"rules.{rule_id}", "must be a mapping of severity and parameters", f"e.g. `{rule_id}: {{severity: warning}}`"))
+            problems.append(
+                Problem(
+                    config_file,
+                    f"rules.{rule_id}",
+                    "must be a mapping of severity and parameters",
+                    f"e.g. `{rule_id}: {{severity: warning}}`",
+                )
+            )
             continue
         severity = str(override.get("severity", rule.severity))
         if severity not in SEVERITIES:
-            problems.append(Problem(config_file, f"rules.{rule_id}.severity", f"severity {severity!r} is not one of {', '.join(SEVERITIES)}", "use error, warning or off"))
+            problems.append(
+                Problem(
+                    config_file,
+                    f"rules.{rule_id}.severity",
+                    f"severity {severity!r} is not one of {', '.join(SEVERITIES)}",
+                    "use error, warning or off",
+                )
+            )
         params = dict(rule.params)
         for key, value in override.items():
             if key == "severity":
                 continue
             if key not in rule.params:
-                problems.append(Problem(config_file, f"rules.{rule_id}.{key}", f"rule {rule_id} has no parameter {key!r}", f"its parameters: {', '.join(rule.params) or 'none'}"))
+                problems.append(
+                    Problem(
+                        config_file,
+                        f"rules.{rule_id}.{key}",
+                        f"rule {rule_id} has no parameter {key!r}",
+                        f"its parameters: {', '.join(rule.params) or 'none'}",
+                    )
+                )
                 continue
             default = rule.params[key]
-            if default is not None and not isinstance(value, type(default)) and not (isinstance(default, float) and isinstance(value, int)):
-                problems.append(Problem(config_file, f"rules.{rule_id}.{key}", f"must be {type(default).__name__}, not {type(value).__name__}", f"default: {default!r}"))
+            if (
+                default is not None
+                and not isinstance(value, type(default))
+                and not (isinstance(default, float) and isinstance(value, int))
+            ):
+                problems.append(
+                    Problem(
+                        config_file,
+                        f"rules.{rule_id}.{key}",
+                        f"must be {type(default).__name__}, not {type(value).__name__}",
+                        f"default: {default!r}",
+                    )
+                )
                 continue
             params[key] = value
         active[rule_id] = Active(rule, severity, params)

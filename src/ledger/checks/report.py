@@ -21,7 +21,9 @@ def text(result: CheckResult) -> str:
     errors, warnings = len(result.errors), len(result.warnings)
     scope = f"{result.records_checked} record(s), {result.pages_checked} page(s)"
     verdict = "refused" if errors else "ok"
-    lines.append(f"ledger check ({result.mode}): {scope}: {errors} error(s), {warnings} warning(s) in {result.seconds:.2f} s: {verdict}")
+    lines.append(
+        f"ledger check ({result.mode}): {scope}: {errors} error(s), {warnings} warning(s) in {result.seconds:.2f} s: {verdict}"
+    )
     return "\n".join(lines)
 
 

@@ -20,7 +20,16 @@ from .records import FileRules, Info, inspect_artifact, inspect_batch, inspect_f
 from .registry import RULES, Active, configure
 from .result import CheckResult, Violation
 
-FILE_RULES = ("schema-valid", "content-hash", "unique-id", "record-size", "binary-content", "secrets", "conflict-markers", "sandwich-verdict")
+FILE_RULES = (
+    "schema-valid",
+    "content-hash",
+    "unique-id",
+    "record-size",
+    "binary-content",
+    "secrets",
+    "conflict-markers",
+    "sandwich-verdict",
+)
 #: Below this many records a whole-ledger check runs in one process (a pool costs ~50 ms).
 POOL_THRESHOLD = 4000
 
@@ -28,7 +37,9 @@ POOL_THRESHOLD = 4000
 class Checker:
     def __init__(self, ledger, mode: str):
         self.ledger = ledger
-        self.active: dict[str, Active] = {k: a for k, a in configure(ledger.config.rules, CONFIG_NAME).items() if a.severity != "off"}
+        self.active: dict[str, Active] = {
+            k: a for k, a in configure(ledger.config.rules, CONFIG_NAME).items() if a.severity != "off"
+        }
         self.result = CheckResult(mode=mode, rules=sorted(self.active))
         self.records_rel = PurePosixPath(ledger.config.records).as_posix().strip("/")
         self.specs_rel = PurePosixPath(ledger.config.specs).as_posix().strip("/")
@@ -43,11 +54,24 @@ class Checker:
             self._git = Git(self.ledger.root)
         return self._git
 
-    def emit(self, rule_id: str, file: str, message: str, *, line: int | None = None, field: str | None = None, fix: str | None = None) -> None:
+    def emit(
+        self,
+        rule_id: str,
+        file: str,
+        message: str,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+        fix: str | None = None,
+    ) -> None:
         active = self.active.get(rule_id)
         if active is None:
             return
-        self.result.violations.append(Violation(file, line, field, rule_id, active.severity, message, fix if fix is not None else RULES[rule_id].fix))
+        self.result.violations.append(
+            Violation(
+                file, line, field, rule_id, active.severity, message, fix if fix is not None else RULES[rule_id].fix
+            )
+        )
 
     def file_rules(self) -> FileRules:
         on = {r: self.active[r].severity for r in FILE_RULES if r in self.active}
@@ -62,7 +86,12 @@ class Checker:
         for info in new:
             for where, ref in info.refs:
                 if not exists(ref):
-                    self.emit("reference-resolves", info.path, f"refers to record {ref}, which is not in the ledger", field=where)
+                    self.emit(
+                        "reference-resolves",
+                        info.path,
+                        f"refers to record {ref}, which is not in the ledger",
+                        field=where,
+                    )
             comparability.check(info, lookup, self.emit)
         self.check_shas(new)
 
@@ -78,8 +107,13 @@ class Checker:
         source = Git((self.ledger.root / self.ledger.config.source).resolve())
         if not source.is_repo():
             first = next(iter(by_sha.values()))[0]
-            self.emit("sha-resolves", CONFIG_NAME, f"the source checkout {self.ledger.config.source!r} is not a git repository, so {len(by_sha)} SHA(s) cannot be checked (first in {first.path})", field="source",
-                      fix="point `source` in ledger.yaml at a clone of the measured repository")
+            self.emit(
+                "sha-resolves",
+                CONFIG_NAME,
+                f"the source checkout {self.ledger.config.source!r} is not a git repository, so {len(by_sha)} SHA(s) cannot be checked (first in {first.path})",
+                field="source",
+                fix="point `source` in ledger.yaml at a clone of the measured repository",
+            )
             return
         resolved = source.resolve_commits(list(by_sha))
         reachable = source.reachable([c for c in resolved.values() if c])
@@ -90,11 +124,23 @@ class Checker:
                     # Abbreviated SHAs are declared historical evidence (source.abbreviated):
                     # a warning, resolvable or not; full SHAs must resolve.
                     how = f"it resolves to {full}" if full else "it does not resolve in the source checkout"
-                    self.emit("sha-abbreviated", info.path, f"source commit {sha} is abbreviated ({how})", field="source.sha")
+                    self.emit(
+                        "sha-abbreviated", info.path, f"source commit {sha} is abbreviated ({how})", field="source.sha"
+                    )
                 elif full is None:
-                    self.emit("sha-resolves", info.path, f"source commit {sha} does not resolve in the source checkout", field="source.sha")
+                    self.emit(
+                        "sha-resolves",
+                        info.path,
+                        f"source commit {sha} does not resolve in the source checkout",
+                        field="source.sha",
+                    )
                 elif full not in reachable:
-                    self.emit("sha-abbreviated", info.path, f"source commit {sha} is historical: no branch or tag contains it, so a fresh clone will not have it", field="source.sha")
+                    self.emit(
+                        "sha-abbreviated",
+                        info.path,
+                        f"source commit {sha} is historical: no branch or tag contains it, so a fresh clone will not have it",
+                        field="source.sha",
+                    )
 
     def check_unique(self, infos: list[Info], existing: dict[str, dict[str, list[str]]] | None = None) -> None:
         """Unique keys among `infos`, and against `existing` (kind -> key -> paths) when given."""
@@ -104,22 +150,36 @@ class Checker:
                 key = (info.kind, f"{name}={value}")
                 where = [seen[key]] if key in seen else []
                 if existing is not None:
-                    where += [f"{self.records_rel}/{info.kind}/{p}" for p in existing.get(info.kind, {}).get(key[1], [])]
+                    where += [
+                        f"{self.records_rel}/{info.kind}/{p}" for p in existing.get(info.kind, {}).get(key[1], [])
+                    ]
                 if where:
-                    self.emit("unique-key", info.path, f"{info.kind} {name} {value} is already used by {where[0]}", field=name)
+                    self.emit(
+                        "unique-key", info.path, f"{info.kind} {name} {value} is already used by {where[0]}", field=name
+                    )
                 seen.setdefault(key, info.path)
 
     def check_attachment(self, info: Info, read) -> None:
         for rel, digest in info.attachments:
             path = PurePosixPath(rel)
             if path.is_absolute() or ".." in path.parts:
-                self.emit("attachments", info.path, f"attachment {rel!r} is outside the records folder", field=f"attachments.{rel}")
+                self.emit(
+                    "attachments",
+                    info.path,
+                    f"attachment {rel!r} is outside the records folder",
+                    field=f"attachments.{rel}",
+                )
                 continue
             problem, data = read(path.as_posix())
             if problem:
                 self.emit("attachments", info.path, f"attachment {rel!r} {problem}", field=f"attachments.{rel}")
             elif hashlib.sha256(data).hexdigest() != digest:
-                self.emit("attachments", info.path, f"attachment {rel!r} does not match its sha256", field=f"attachments.{rel}")
+                self.emit(
+                    "attachments",
+                    info.path,
+                    f"attachment {rel!r} does not match its sha256",
+                    field=f"attachments.{rel}",
+                )
 
     def page_checks(self, pages_text: dict[str, str], checked: list[str], issue_owner) -> None:
         rules = self.file_rules()
@@ -169,7 +229,9 @@ class Checker:
         spec_dir = self.ledger.specs_dir
         if spec_dir.is_dir():
             for page in sorted(spec_dir.rglob("*.md")):
-                pages_text[page.relative_to(self.ledger.root).as_posix()] = page.read_text(encoding="utf-8", errors="replace")
+                pages_text[page.relative_to(self.ledger.root).as_posix()] = page.read_text(
+                    encoding="utf-8", errors="replace"
+                )
         self.page_checks(pages_text, list(pages_text), issues.get)
         config = self.ledger.root / CONFIG_NAME
         if config.is_file():
@@ -188,20 +250,24 @@ class Checker:
         changes = git.diff(base, head, [rec_prefix, spec_prefix, prefix + CONFIG_NAME])
         added: list[str] = []
         pages_changed: list[str] = []
-        rel = lambda p: p[len(prefix):]  # noqa: E731  path relative to the ledger root
+        rel = lambda p: p[len(prefix) :]  # noqa: E731  path relative to the ledger root
         for status, path in changes:
             if path.startswith(rec_prefix):
                 if status == "A":
                     added.append(path)
                 else:
-                    self.emit("append-only", rel(path), f"record file {STATUS_WORDS.get(status, 'changed')} against {base[:12]}")
+                    self.emit(
+                        "append-only",
+                        rel(path),
+                        f"record file {STATUS_WORDS.get(status, 'changed')} against {base[:12]}",
+                    )
             elif path.startswith(spec_prefix) and path.endswith(".md") and status in "AMT":
                 pages_changed.append(path)
             elif path == prefix + CONFIG_NAME and status in "AM":
                 raw = git.read_blobs([f"{head}:{path}"]).get(f"{head}:{path}") or b""
                 self.result.violations.extend(inspect_artifact(CONFIG_NAME, raw, self.file_rules(), text_page=True))
         blobs = git.read_blobs([f"{head}:{p}" for p in added])
-        batch = [(p[len(rec_prefix):], blobs.get(f"{head}:{p}") or b"") for p in added]
+        batch = [(p[len(rec_prefix) :], blobs.get(f"{head}:{p}") or b"") for p in added]
         violations, infos = inspect_batch(batch, self.file_rules())
         self.result.violations.extend(violations)
         self.result.records_checked += sum(1 for p in added if p.endswith(".json"))
@@ -248,10 +314,15 @@ class Checker:
         if "unique-key" in self.active:
             existing: dict[str, dict[str, list[str]]] = {}
             for kind in {i.kind for i in infos if i.keys}:
-                existing[kind] = key_index(git, base, f"{rec_prefix}{kind}", kind, KINDS[kind].UNIQUE_KEYS) if base != EMPTY_TREE else {}
+                existing[kind] = (
+                    key_index(git, base, f"{rec_prefix}{kind}", kind, KINDS[kind].UNIQUE_KEYS)
+                    if base != EMPTY_TREE
+                    else {}
+                )
             self.check_unique(infos, existing)
 
         if "attachments" in self.active:
+
             def read_git(relpath: str):
                 full = f"{rec_prefix}{relpath}"
                 mode = git.text("ls-tree", head, "--", full, check=False).split(" ")[0]
@@ -262,6 +333,7 @@ class Checker:
                 if mode != "100644" and mode != "100755":
                     return "is not a regular file", b""
                 return None, git.read_blobs([f"{head}:{full}"])[f"{head}:{full}"] or b""
+
             for info in infos:
                 self.check_attachment(info, read_git)
 
@@ -332,7 +404,7 @@ def _inspect_all(root: str, paths: list[str], rules: FileRules) -> tuple[list[Vi
     # Fork: the workers inherit the imported schema and its compiled validators.
     ctx = multiprocessing.get_context("fork")
     chunk = max(500, len(paths) // (workers * 4))
-    chunks = [paths[i:i + chunk] for i in range(0, len(paths), chunk)]
+    chunks = [paths[i : i + chunk] for i in range(0, len(paths), chunk)]
     violations: list[Violation] = []
     infos: list[Info] = []
     from ..schema.registry import record_adapter
@@ -352,12 +424,24 @@ def parse_pre_push(text: str) -> list[tuple[str, str, str, str]]:
             continue
         parts = line.split()
         if len(parts) != 4:
-            raise InputError("bad pre-push input", [Problem("<stdin>", f"line {n}", f"expected `LOCAL_REF LOCAL_SHA REMOTE_REF REMOTE_SHA`, got {line!r}", "run through git's pre-push hook (`ledger hook install`)")])
+            raise InputError(
+                "bad pre-push input",
+                [
+                    Problem(
+                        "<stdin>",
+                        f"line {n}",
+                        f"expected `LOCAL_REF LOCAL_SHA REMOTE_REF REMOTE_SHA`, got {line!r}",
+                        "run through git's pre-push hook (`ledger hook install`)",
+                    )
+                ],
+            )
         lines.append((parts[0], parts[1], parts[2], parts[3]))
     return lines
 
 
-def run_check(ledger, *, mode: str = "all", base: str | None = None, pre_push_input: str | None = None, remote: str | None = None) -> CheckResult:
+def run_check(
+    ledger, *, mode: str = "all", base: str | None = None, pre_push_input: str | None = None, remote: str | None = None
+) -> CheckResult:
     """Check the ledger. mode: "all" (every record and page), "base" (what HEAD adds since
     `base`, compared with their merge base) or "pre-push" (what git's pre-push input adds).
     Raises LedgerError (exit 2) for bad usage; violations are in the result."""
@@ -368,13 +452,26 @@ def run_check(ledger, *, mode: str = "all", base: str | None = None, pre_push_in
             checker.run_all()
         elif mode == "base":
             if not base:
-                raise InputError("--base needs a ref", [Problem("<command line>", "--base", "no ref given", "e.g. `ledger check --base origin/main`")])
+                raise InputError(
+                    "--base needs a ref",
+                    [Problem("<command line>", "--base", "no ref given", "e.g. `ledger check --base origin/main`")],
+                )
             git = checker.git
             head = git.rev("HEAD")
             try:
                 ref = git.rev(base)
             except GitError:
-                raise InputError(f"no such ref {base!r}", [Problem("<command line>", "--base", f"{base!r} is not a commit here", "fetch it first, or give a branch, tag or SHA")]) from None
+                raise InputError(
+                    f"no such ref {base!r}",
+                    [
+                        Problem(
+                            "<command line>",
+                            "--base",
+                            f"{base!r} is not a commit here",
+                            "fetch it first, or give a branch, tag or SHA",
+                        )
+                    ],
+                ) from None
             merge_base = git.text("merge-base", ref, head, check=False) or ref
             checker.run_range(merge_base, head)
         elif mode == "pre-push":
@@ -384,12 +481,22 @@ def run_check(ledger, *, mode: str = "all", base: str | None = None, pre_push_in
                 if remote_sha == ZERO:
                     checker.run_range(checker.new_ref_base(local_sha, remote), local_sha)
                 elif not checker.git.has_commit(remote_sha):
-                    checker.emit("append-only", remote_ref, f"the remote's {remote_ref} is at {remote_sha[:12]}, which is not here, so this push cannot be compared with it", fix="`git fetch` first, then push again")
+                    checker.emit(
+                        "append-only",
+                        remote_ref,
+                        f"the remote's {remote_ref} is at {remote_sha[:12]}, which is not here, so this push cannot be compared with it",
+                        fix="`git fetch` first, then push again",
+                    )
                 else:
                     checker.run_range(remote_sha, local_sha)
         else:
-            raise InputError(f"unknown mode {mode!r}", [Problem("<api>", "mode", f"unknown mode {mode!r}", "use all, base or pre-push")])
+            raise InputError(
+                f"unknown mode {mode!r}",
+                [Problem("<api>", "mode", f"unknown mode {mode!r}", "use all, base or pre-push")],
+            )
     except GitError as exc:
-        raise InputError("git failed", [Problem(str(ledger.root), "git", str(exc), "run inside a git checkout of the ledger")]) from None
+        raise InputError(
+            "git failed", [Problem(str(ledger.root), "git", str(exc), "run inside a git checkout of the ledger")]
+        ) from None
     checker.result.seconds = time.perf_counter() - start
     return checker.result

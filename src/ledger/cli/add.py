@@ -19,20 +19,41 @@ from .output import FORMAT_OPTION, open_ledger, print_json
 def stamping_options(func):
     """--source, --source-sha, --allocation, --topology: shared by every command that writes."""
     func = click.option("--topology", default=None, help="Topology such as '4x GB200' (overrides detection).")(func)
-    func = click.option("--allocation", default=None, help="Allocation id (overrides SLURM/torchrun/CI detection).")(func)
-    func = click.option("--source-sha", default=None, help="Explicit commit SHA of the measured source (historical evidence; may be abbreviated).")(func)
-    func = click.option("--source", "source_path", type=click.Path(exists=True, file_okay=False), default=None, help="Checkout of the measured source (default: the config's `source`).")(func)
+    func = click.option("--allocation", default=None, help="Allocation id (overrides SLURM/torchrun/CI detection).")(
+        func
+    )
+    func = click.option(
+        "--source-sha",
+        default=None,
+        help="Explicit commit SHA of the measured source (historical evidence; may be abbreviated).",
+    )(func)
+    func = click.option(
+        "--source",
+        "source_path",
+        type=click.Path(exists=True, file_okay=False),
+        default=None,
+        help="Checkout of the measured source (default: the config's `source`).",
+    )(func)
     return func
 
 
-def build_stamping(source_path: str | None, source_sha: str | None, allocation: str | None, topology: str | None) -> Stamping:
+def build_stamping(
+    source_path: str | None, source_sha: str | None, allocation: str | None, topology: str | None
+) -> Stamping:
     source = None
     if source_sha:
         try:
             source = Source(sha=source_sha)
         except ValidationError as exc:
             msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
-            raise InputError("bad --source-sha", [Problem("<command line>", "--source-sha", msg, "give the commit's SHA, e.g. from `git rev-parse HEAD`")]) from None
+            raise InputError(
+                "bad --source-sha",
+                [
+                    Problem(
+                        "<command line>", "--source-sha", msg, "give the commit's SHA, e.g. from `git rev-parse HEAD`"
+                    )
+                ],
+            ) from None
     return Stamping(
         source_path=Path(source_path) if source_path else None,
         source=source,
@@ -43,12 +64,25 @@ def build_stamping(source_path: str | None, source_sha: str | None, allocation: 
 @click.command("add")
 @click.argument("kind")
 @click.argument("file", default="-")
-@click.option("--from-log", "from_log", type=click.Path(dir_okay=False), default=None, help="Read measurements from a run's output: `LEDGER {json}` and BF16_* lines (docs/guide/sandwich.md).")
-@click.option("--warmup", type=click.IntRange(min=0), default=None, help="With --from-log: warmup steps, when the log does not say.")
+@click.option(
+    "--from-log",
+    "from_log",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Read measurements from a run's output: `LEDGER {json}` and BF16_* lines (docs/guide/sandwich.md).",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=None,
+    help="With --from-log: warmup steps, when the log does not say.",
+)
 @stamping_options
 @FORMAT_OPTION
 @click.pass_context
-def command(ctx: click.Context, kind: str, file: str, from_log, warmup, source_path, source_sha, allocation, topology, fmt: str) -> int:
+def command(
+    ctx: click.Context, kind: str, file: str, from_log, warmup, source_path, source_sha, allocation, topology, fmt: str
+) -> int:
     """Add records of KIND from FILE (YAML, JSON, JSON Lines) or standard input.
 
     Bad input exits 2 and writes nothing; every problem is printed with its place.
@@ -57,7 +91,9 @@ def command(ctx: click.Context, kind: str, file: str, from_log, warmup, source_p
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if from_log is not None:
         if kind != "measurement" or file != "-":
-            raise click.UsageError("--from-log reads measurements: use `ledger add measurement --from-log FILE` with no FILE argument")
+            raise click.UsageError(
+                "--from-log reads measurements: use `ledger add measurement --from-log FILE` with no FILE argument"
+            )
         from ..importers.logs import read_log
 
         items = read_log(from_log, warmup=warmup)
@@ -65,7 +101,12 @@ def command(ctx: click.Context, kind: str, file: str, from_log, warmup, source_p
         items = read_items(file)
     records = add(ledger, kind, items, stamping)
     if fmt == "json":
-        print_json([{"id": r.id, "kind": r.kind, "path": str(ledger.path_for(r.kind, r.id).relative_to(ledger.root))} for r in records])
+        print_json(
+            [
+                {"id": r.id, "kind": r.kind, "path": str(ledger.path_for(r.kind, r.id).relative_to(ledger.root))}
+                for r in records
+            ]
+        )
     else:
         for r in records:
             click.echo(r.id)

@@ -11,11 +11,30 @@ from .output import open_ledger
 
 @click.command("check")
 @click.option("--all", "mode", flag_value="all", default=True, help="Check every record and page (the default).")
-@click.option("--base", "base", metavar="REF", default=None, help="Check what HEAD adds since its merge base with REF, and append-only against it.")
-@click.option("--pre-push", "pre_push", is_flag=True, help="Read git's pre-push input on stdin and check what the push adds.")
-@click.option("--remote", default=None, metavar="NAME", help="The remote pushed to (the pre-push hook passes it); finds the base of a new branch.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
-              help="text for people, json for machines, github for workflow annotations.")
+@click.option(
+    "--base",
+    "base",
+    metavar="REF",
+    default=None,
+    help="Check what HEAD adds since its merge base with REF, and append-only against it.",
+)
+@click.option(
+    "--pre-push", "pre_push", is_flag=True, help="Read git's pre-push input on stdin and check what the push adds."
+)
+@click.option(
+    "--remote",
+    default=None,
+    metavar="NAME",
+    help="The remote pushed to (the pre-push hook passes it); finds the base of a new branch.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for machines, github for workflow annotations.",
+)
 @click.pass_context
 def command(ctx: click.Context, mode: str, base: str | None, pre_push: bool, remote: str | None, fmt: str) -> int:
     """Check the ledger against its rules (`ledger rules` lists them).

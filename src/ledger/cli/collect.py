@@ -18,11 +18,15 @@ from .add import build_stamping, stamping_options
 from .output import FORMAT_OPTION, open_ledger, print_json
 
 
-def _emit(ctx: click.Context, kind: str, bodies: list[dict[str, Any]], out: str | None, fmt: str, stamping_args: tuple) -> None:
+def _emit(
+    ctx: click.Context, kind: str, bodies: list[dict[str, Any]], out: str | None, fmt: str, stamping_args: tuple
+) -> None:
     if out:
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(bodies[0] if len(bodies) == 1 else bodies, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        path.write_text(
+            json.dumps(bodies[0] if len(bodies) == 1 else bodies, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
         if fmt == "json":
             print_json({"kind": kind, "file": str(path), "records": len(bodies)})
         else:
@@ -31,18 +35,36 @@ def _emit(ctx: click.Context, kind: str, bodies: list[dict[str, Any]], out: str 
     from ..store import Item, add
 
     ledger = open_ledger(ctx)
-    records = add(ledger, kind, [Item(b, "<collect>", f"record {i + 1}" if len(bodies) > 1 else None) for i, b in enumerate(bodies)],
-                  build_stamping(*stamping_args))
+    records = add(
+        ledger,
+        kind,
+        [Item(b, "<collect>", f"record {i + 1}" if len(bodies) > 1 else None) for i, b in enumerate(bodies)],
+        build_stamping(*stamping_args),
+    )
     if fmt == "json":
-        print_json([{"id": r.id, "kind": r.kind, "title": r.summary(), "path": str(ledger.path_for(r.kind, r.id).relative_to(ledger.root))} for r in records])
+        print_json(
+            [
+                {
+                    "id": r.id,
+                    "kind": r.kind,
+                    "title": r.summary(),
+                    "path": str(ledger.path_for(r.kind, r.id).relative_to(ledger.root)),
+                }
+                for r in records
+            ]
+        )
     else:
         for r in records:
             click.echo(f"{r.id}  {r.summary()}")
 
 
 def _out_option(func):
-    return click.option("--out", default=None, type=click.Path(dir_okay=False),
-                        help="Write the record body as JSON to this file instead of adding it to the ledger.")(func)
+    return click.option(
+        "--out",
+        default=None,
+        type=click.Path(dir_okay=False),
+        help="Write the record body as JSON to this file instead of adding it to the ledger.",
+    )(func)
 
 
 @click.group("collect")
@@ -51,8 +73,12 @@ def group() -> None:
 
 
 @group.command("env")
-@click.option("--load/--idle", default=False, show_default=True,
-              help="Sample NVML while ~3 s of bf16 matrix products run, so clocks are judged under load.")
+@click.option(
+    "--load/--idle",
+    default=False,
+    show_default=True,
+    help="Sample NVML while ~3 s of bf16 matrix products run, so clocks are judged under load.",
+)
 @_out_option
 @stamping_options
 @FORMAT_OPTION
@@ -75,22 +101,44 @@ _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 @group.command("ceiling")
 @click.option("--device", default=None, help="torch device (default: cuda if available, else cpu).")
-@click.option("--matmul-size", default=8192, show_default=True, type=click.IntRange(16), help="N of the N x N x N product.")
-@click.option("--copy-mib", default=2048, show_default=True, type=click.IntRange(1), help="Size of the copied buffer, MiB.")
+@click.option(
+    "--matmul-size", default=8192, show_default=True, type=click.IntRange(16), help="N of the N x N x N product."
+)
+@click.option(
+    "--copy-mib", default=2048, show_default=True, type=click.IntRange(1), help="Size of the copied buffer, MiB."
+)
 @click.option("--dtype", type=click.Choice(sorted(_DTYPES)), default="bf16", show_default=True)
 @click.option("--repeats", default=20, show_default=True, type=click.IntRange(1))
 @_out_option
 @stamping_options
 @FORMAT_OPTION
 @click.pass_context
-def ceiling(ctx: click.Context, device, matmul_size, copy_mib, dtype, repeats, out, source_path, source_sha, allocation, topology, fmt) -> None:
+def ceiling(
+    ctx: click.Context,
+    device,
+    matmul_size,
+    copy_mib,
+    dtype,
+    repeats,
+    out,
+    source_path,
+    source_sha,
+    allocation,
+    topology,
+    fmt,
+) -> None:
     """Measured matmul TFLOP/s and device-to-device copy TB/s: the positive controls."""
     import torch
 
     from ..collectors.ceiling import measure_ceiling
 
-    body = measure_ceiling(device, matmul_size=matmul_size, copy_bytes=copy_mib << 20,
-                           dtype=getattr(torch, _DTYPES[dtype]), repeats=repeats)
+    body = measure_ceiling(
+        device,
+        matmul_size=matmul_size,
+        copy_bytes=copy_mib << 20,
+        dtype=getattr(torch, _DTYPES[dtype]),
+        repeats=repeats,
+    )
     _emit(ctx, "ceiling", [body], out, fmt, (source_path, source_sha, allocation, topology))
 
 
@@ -102,21 +150,53 @@ def ceiling(ctx: click.Context, device, matmul_size, copy_mib, dtype, repeats, o
 @click.option("--head-dim", required=True, type=click.IntRange(1))
 @click.option("--causal", is_flag=True, help="Causal mask (halves the FLOP count under flash-attn's convention).")
 @click.option("--dtype", type=click.Choice(sorted(_DTYPES)), default="bf16", show_default=True)
-@click.option("--backend", "backends", multiple=True, type=click.Choice(["flash-attn", "flash", "cudnn", "efficient", "math"]),
-              help="Only these (repeatable). Default: flash-attn if importable, else every SDPA backend.")
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice(["flash-attn", "flash", "cudnn", "efficient", "math"]),
+    help="Only these (repeatable). Default: flash-attn if importable, else every SDPA backend.",
+)
 @click.option("--device", default=None)
 @click.option("--repeats", default=20, show_default=True, type=click.IntRange(1))
 @_out_option
 @stamping_options
 @FORMAT_OPTION
 @click.pass_context
-def attention(ctx, batch, seq_q, seq_k, heads, head_dim, causal, dtype, backends, device, repeats, out,
-              source_path, source_sha, allocation, topology, fmt) -> None:
+def attention(
+    ctx,
+    batch,
+    seq_q,
+    seq_k,
+    heads,
+    head_dim,
+    causal,
+    dtype,
+    backends,
+    device,
+    repeats,
+    out,
+    source_path,
+    source_sha,
+    allocation,
+    topology,
+    fmt,
+) -> None:
     """Forward and backward TFLOP/s per implementation, flash-attn's FLOP convention."""
     import torch
 
     from ..collectors.attention import benchmark_attention
 
-    bodies = benchmark_attention(batch=batch, seq_q=seq_q, seq_k=seq_k, heads=heads, head_dim=head_dim, causal=causal,
-                                 dtype=getattr(torch, _DTYPES[dtype]), device=device, backends=list(backends) or None, repeats=repeats)
+    bodies = benchmark_attention(
+        batch=batch,
+        seq_q=seq_q,
+        seq_k=seq_k,
+        heads=heads,
+        head_dim=head_dim,
+        causal=causal,
+        dtype=getattr(torch, _DTYPES[dtype]),
+        device=device,
+        backends=list(backends) or None,
+        repeats=repeats,
+    )
     _emit(ctx, "measurement", bodies, out, fmt, (source_path, source_sha, allocation, topology))

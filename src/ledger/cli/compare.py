@@ -10,8 +10,18 @@ from .output import FORMAT_OPTION, console, open_ledger, print_json
 @click.command("compare")
 @click.argument("a")
 @click.argument("b")
-@click.option("--allow-cross-allocation", is_flag=True, help="Compare across allocations anyway; the result is labelled NOT ATTRIBUTABLE.")
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level of the Mann-Whitney U test.")
+@click.option(
+    "--allow-cross-allocation",
+    is_flag=True,
+    help="Compare across allocations anyway; the result is labelled NOT ATTRIBUTABLE.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Significance level of the Mann-Whitney U test.",
+)
 @FORMAT_OPTION
 @click.pass_context
 def command(ctx: click.Context, a: str, b: str, allow_cross_allocation: bool, alpha: float, fmt: str) -> int:
@@ -26,7 +36,9 @@ def command(ctx: click.Context, a: str, b: str, allow_cross_allocation: bool, al
     from ..analysis.compare import compare, load_side
 
     ledger = open_ledger(ctx)
-    result = compare(load_side(ledger, a), load_side(ledger, b), allow_cross_allocation=allow_cross_allocation, alpha=alpha)
+    result = compare(
+        load_side(ledger, a), load_side(ledger, b), allow_cross_allocation=allow_cross_allocation, alpha=alpha
+    )
     if fmt == "json":
         print_json(result.as_dict())
         return 0
@@ -34,7 +46,10 @@ def command(ctx: click.Context, a: str, b: str, allow_cross_allocation: bool, al
     from rich.text import Text
 
     out = console()
-    table = Table(title=f"{result.a.metric} ({result.a.unit}, {'lower' if result.lower_is_better else 'higher'} is better)", title_justify="left")
+    table = Table(
+        title=f"{result.a.metric} ({result.a.unit}, {'lower' if result.lower_is_better else 'higher'} is better)",
+        title_justify="left",
+    )
     table.add_column("")
     table.add_column("A", overflow="fold")
     table.add_column("B", overflow="fold")
@@ -47,12 +62,19 @@ def command(ctx: click.Context, a: str, b: str, allow_cross_allocation: bool, al
     facts = Table(show_header=False, box=None)
     facts.add_column(style="cyan")
     facts.add_column()
-    facts.add_row("difference B - A", f"{result.difference_text}" + (f" ({result.percent_text})" if result.percent_text else ""))
+    facts.add_row(
+        "difference B - A", f"{result.difference_text}" + (f" ({result.percent_text})" if result.percent_text else "")
+    )
     t = result.test
-    facts.add_row("Mann-Whitney U", f"U = {t.u:g}, p = {t.p:.3g} ({t.method})" if t.p is not None else f"not testable: {t.note}")
+    facts.add_row(
+        "Mann-Whitney U", f"U = {t.u:g}, p = {t.p:.3g} ({t.method})" if t.p is not None else f"not testable: {t.note}"
+    )
     if t.note and t.p is not None:
         facts.add_row("", Text(t.note, style="yellow"))
-    facts.add_row("effect size", f"Cliff's delta {result.cliffs_delta:+.2f} ({result.cliffs_magnitude}); Hodges-Lehmann shift {result.hodges_lehmann_text}")
+    facts.add_row(
+        "effect size",
+        f"Cliff's delta {result.cliffs_delta:+.2f} ({result.cliffs_magnitude}); Hodges-Lehmann shift {result.hodges_lehmann_text}",
+    )
     facts.add_row("verdict", Text(result.verdict, style="bold"))
     facts.add_row("attribution", Text(result.label, style="bold red" if not result.attributable else "green"))
     facts.add_row("contract", result.contract or Text("none named", style="yellow"))

@@ -26,7 +26,9 @@ def _executable() -> str:
 
 @command.command("install")
 @click.option("--chain", is_flag=True, help="Keep an existing pre-push hook and run it before ledger's.")
-@click.option("--force", is_flag=True, help="Replace an existing pre-push hook (a copy is kept as pre-push.ledger-backup).")
+@click.option(
+    "--force", is_flag=True, help="Replace an existing pre-push hook (a copy is kept as pre-push.ledger-backup)."
+)
 @click.pass_context
 def install_cmd(ctx: click.Context, chain: bool, force: bool) -> int:
     """Write .git/hooks/pre-push (or under core.hooksPath) running `ledger check --pre-push`."""

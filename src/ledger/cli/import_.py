@@ -15,7 +15,9 @@ def _load(text: str | None) -> list[float]:
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not comma-separated numbers such as 0.52,0.61,0.70", param_hint="--load") from None
+        raise click.BadParameter(
+            f"{text!r} is not comma-separated numbers such as 0.52,0.61,0.70", param_hint="--load"
+        ) from None
     if any(v < 0 for v in values):
         raise click.BadParameter("load averages are not negative", param_hint="--load")
     return values
@@ -25,17 +27,39 @@ def _load(text: str | None) -> list[float]:
 @click.argument("import_format", metavar="FORMAT", type=click.Choice(_FORMATS))
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--contract", default=None, help="Id of the contract the results were measured under.")
-@click.option("--source-sha", default=None, help="Commit of the measured source, for files that do not record it (never overrides one they do).")
+@click.option(
+    "--source-sha",
+    default=None,
+    help="Commit of the measured source, for files that do not record it (never overrides one they do).",
+)
 @click.option("--allocation", default=None, help="Allocation id (overrides the one derived from the file).")
 @click.option("--topology", default=None, help="Topology such as '8x H100' (overrides the one derived from the file).")
 @click.option("--tag", "tags", multiple=True, help="Tag every imported record (repeatable).")
-@click.option("--exit-code", type=int, default=None, help="junit/ctest: the test command's exit code (the files do not hold it).")
-@click.option("--load", "load", default=None, help="junit/ctest: load averages sampled while the tests ran, comma-separated.")
+@click.option(
+    "--exit-code", type=int, default=None, help="junit/ctest: the test command's exit code (the files do not hold it)."
+)
+@click.option(
+    "--load", "load", default=None, help="junit/ctest: load averages sampled while the tests ran, comma-separated."
+)
 @click.option("--command", "command_line", default=None, help="junit/ctest: the command that ran the tests.")
 @click.option("--dry-run", is_flag=True, help="Parse and validate, write nothing.")
 @FORMAT_OPTION
 @click.pass_context
-def command(ctx: click.Context, import_format: str, files: tuple[str, ...], contract, source_sha, allocation, topology, tags, exit_code, load, command_line, dry_run: bool, fmt: str) -> int:
+def command(
+    ctx: click.Context,
+    import_format: str,
+    files: tuple[str, ...],
+    contract,
+    source_sha,
+    allocation,
+    topology,
+    tags,
+    exit_code,
+    load,
+    command_line,
+    dry_run: bool,
+    fmt: str,
+) -> int:
     """Import FILES written by another tool as ledger records.
 
     FORMAT is mlperf (result_N.txt logs, plus the system description .json), pytest-benchmark,
@@ -47,30 +71,59 @@ def command(ctx: click.Context, import_format: str, files: tuple[str, ...], cont
     from ..importers.base import ImportOptions, import_files
 
     ledger = open_ledger(ctx)
-    options = ImportOptions(contract=contract, source_sha=source_sha, allocation=allocation, topology=topology, tags=list(tags),
-                            exit_code=exit_code, load_avg=_load(load), command=command_line)
+    options = ImportOptions(
+        contract=contract,
+        source_sha=source_sha,
+        allocation=allocation,
+        topology=topology,
+        tags=list(tags),
+        exit_code=exit_code,
+        load_avg=_load(load),
+        command=command_line,
+    )
     result = import_files(ledger, import_format, list(files), options, dry_run=dry_run)
     rows = []
     for r in result.records:
         gaps = (getattr(r, "extra", None) or {}).get("provenance_gaps", [])
-        rows.append({"id": r.id, "kind": r.kind, "summary": r.summary(), "outcome": getattr(r, "outcome", None),
-                     "source": r.source.sha if r.source else None, "provenance_gaps": gaps,
-                     "path": None if dry_run else str(ledger.path_for(r.kind, r.id).relative_to(ledger.root))})
+        rows.append(
+            {
+                "id": r.id,
+                "kind": r.kind,
+                "summary": r.summary(),
+                "outcome": getattr(r, "outcome", None),
+                "source": r.source.sha if r.source else None,
+                "provenance_gaps": gaps,
+                "path": None if dry_run else str(ledger.path_for(r.kind, r.id).relative_to(ledger.root)),
+            }
+        )
     if fmt == "json":
         print_json({"format": import_format, "written": result.written, "records": rows})
         return 0
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=f"{'would import' if dry_run else 'imported'} {len(rows)} record(s) from {len(files)} {import_format} file(s)")
+    table = Table(
+        title=f"{'would import' if dry_run else 'imported'} {len(rows)} record(s) from {len(files)} {import_format} file(s)"
+    )
     for col in ("id", "kind", "summary", "outcome", "source"):
         table.add_column(col, overflow="fold")
     gap_count = 0
     for row in rows:
         gap_count += bool(row["provenance_gaps"])
-        table.add_row(row["id"], row["kind"], Text(row["summary"]), row["outcome"] or "", Text(row["source"][:12] if row["source"] else "gap", style="" if row["source"] else "yellow"))
+        table.add_row(
+            row["id"],
+            row["kind"],
+            Text(row["summary"]),
+            row["outcome"] or "",
+            Text(row["source"][:12] if row["source"] else "gap", style="" if row["source"] else "yellow"),
+        )
     out = console()
     out.print(table)
     if gap_count:
-        out.print(Text(f"{gap_count} record(s) carry provenance gaps (extra.provenance_gaps); `ledger show ID` lists them.", style="yellow"))
+        out.print(
+            Text(
+                f"{gap_count} record(s) carry provenance gaps (extra.provenance_gaps); `ledger show ID` lists them.",
+                style="yellow",
+            )
+        )
     return 0

@@ -17,7 +17,13 @@ def command(directory: str, fmt: str) -> int:
     """Write ledger.yaml, the records folder and mkdocs.yml in DIRECTORY. Running it twice changes nothing."""
     result = init(Path(directory))
     if fmt == "json":
-        print_json({"root": str(result.root), "created": [str(p) for p in result.created], "updated": [str(p) for p in result.updated]})
+        print_json(
+            {
+                "root": str(result.root),
+                "created": [str(p) for p in result.created],
+                "updated": [str(p) for p in result.updated],
+            }
+        )
         return 0
     for path in result.created:
         click.echo(f"created {path.relative_to(result.root)}")

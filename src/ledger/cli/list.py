@@ -41,6 +41,8 @@ def command(ctx: click.Context, kind: str | None, limit: int | None, fmt: str) -
     for col in ("id", "kind", "when", "allocation", "topology", "commit", "summary"):
         table.add_column(col, overflow="fold", no_wrap=col in ("id", "when"))
     for row in rows:
-        table.add_row(*(Text(str(row[c] or "")) for c in ("id", "kind", "when", "allocation", "topology", "commit", "summary")))
+        table.add_row(
+            *(Text(str(row[c] or "")) for c in ("id", "kind", "when", "allocation", "topology", "commit", "summary"))
+        )
     console().print(table)
     return 0

@@ -48,8 +48,13 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ledger")
 @click.option(
-    "-C", "--ledger", "ledger_dir", type=click.Path(file_okay=False), default=None,
-    envvar="LEDGER_DIR", help="Folder of the ledger (default: nearest ledger.yaml at or above the current folder).",
+    "-C",
+    "--ledger",
+    "ledger_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    envvar="LEDGER_DIR",
+    help="Folder of the ledger (default: nearest ledger.yaml at or above the current folder).",
 )
 @click.pass_context
 def cli(ctx: click.Context, ledger_dir: str | None) -> None:
@@ -83,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("LEDGER_DEBUG"):
             raise
         click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
-        click.echo("error: this is a bug in ledger; rerun with LEDGER_DEBUG=1 for the traceback and report it", err=True)
+        click.echo(
+            "error: this is a bug in ledger; rerun with LEDGER_DEBUG=1 for the traceback and report it", err=True
+        )
         return 2
     return int(rv or 0)
 

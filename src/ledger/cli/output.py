@@ -38,7 +38,11 @@ def open_ledger(ctx: click.Context):
 
 
 FORMAT_OPTION = click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
     help="Output for people (text) or machines (json).",
 )
 

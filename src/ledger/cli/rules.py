@@ -29,13 +29,18 @@ def command(ctx: click.Context, fmt: str, defaults: bool) -> int:
     rows = []
     for rule_id, rule in rules.items():
         conf = active[rule_id] if active else None
-        rows.append({
-            "id": rule_id, "family": rule.family,
-            "severity": conf.severity if conf else rule.severity,
-            "default_severity": rule.severity,
-            "params": conf.params if conf else rule.params,
-            "param_docs": rule.param_docs, "doc": rule.doc, "fix": rule.fix,
-        })
+        rows.append(
+            {
+                "id": rule_id,
+                "family": rule.family,
+                "severity": conf.severity if conf else rule.severity,
+                "default_severity": rule.severity,
+                "params": conf.params if conf else rule.params,
+                "param_docs": rule.param_docs,
+                "doc": rule.doc,
+                "fix": rule.fix,
+            }
+        )
     if fmt == "json":
         print_json(rows)
         return 0

@@ -30,10 +30,28 @@ def _dgib(value: int | None) -> str:
 
 @group.command("run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--pid", "pids", type=int, multiple=True, help="Sample this process id (repeatable).")
-@click.option("--name", "names", multiple=True, help="Sample processes whose name (comm or argv[0] basename) is exactly NAME (repeatable). Never a pattern: a wrapper whose arguments mention NAME is not matched.")
-@click.option("--interval", type=click.FloatRange(min=0.01), default=0.5, show_default=True, help="Seconds between samples.")
-@click.option("--marks", "marks_file", type=click.Path(dir_okay=False), default=None, help="Marks file `ledger sampler mark` appends to (default: a fresh temporary file, exported as LEDGER_SAMPLER_MARKS).")
-@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, help="Without a command: stop after this many seconds.")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    help="Sample processes whose name (comm or argv[0] basename) is exactly NAME (repeatable). Never a pattern: a wrapper whose arguments mention NAME is not matched.",
+)
+@click.option(
+    "--interval", type=click.FloatRange(min=0.01), default=0.5, show_default=True, help="Seconds between samples."
+)
+@click.option(
+    "--marks",
+    "marks_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Marks file `ledger sampler mark` appends to (default: a fresh temporary file, exported as LEDGER_SAMPLER_MARKS).",
+)
+@click.option(
+    "--duration",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Without a command: stop after this many seconds.",
+)
 @click.option("--no-nvml", is_flag=True, default=False, help="Do not query NVML for GPU memory and utilization.")
 @click.option("--title", default=None, help="One line for the record.")
 @click.option("--dry-run", is_flag=True, default=False, help="Sample and print; write nothing.")
@@ -41,7 +59,23 @@ def _dgib(value: int | None) -> str:
 @FORMAT_OPTION
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx: click.Context, pids, names, interval, marks_file, duration, no_nvml, title, dry_run, source_path, source_sha, allocation, topology, fmt, cmd) -> int:
+def run(
+    ctx: click.Context,
+    pids,
+    names,
+    interval,
+    marks_file,
+    duration,
+    no_nvml,
+    title,
+    dry_run,
+    source_path,
+    source_sha,
+    allocation,
+    topology,
+    fmt,
+    cmd,
+) -> int:
     """Run CMD (after --) under the sampler, or watch --pid/--name; write a memory-profile record.
 
     Without --pid/--name the command's own process and its descendants are sampled.
@@ -111,7 +145,15 @@ def run(ctx: click.Context, pids, names, interval, marks_file, duration, no_nvml
     else:
         body = sampler.summary()
     if fmt == "json":
-        print_json({"id": getattr(record, "id", None), **{k: body.get(k) for k in ("samples", "duration_s", "processes", "phases", "gpu", "series", "attachments")}})
+        print_json(
+            {
+                "id": getattr(record, "id", None),
+                **{
+                    k: body.get(k)
+                    for k in ("samples", "duration_s", "processes", "phases", "gpu", "series", "attachments")
+                },
+            }
+        )
     else:
         from rich.table import Table
 
@@ -120,8 +162,14 @@ def run(ctx: click.Context, pids, names, interval, marks_file, duration, no_nvml
         for col in ("process", "found by", "anon peak", "file peak", "gpu peak", "cores max"):
             procs.add_column(col)
         for p in body.get("processes", []):
-            procs.add_row(f"{p['name']}[{p['pid']}]", p["found_by"], _gib(p.get("anon_peak_bytes")), _gib(p.get("file_peak_bytes")),
-                          _gib(p.get("gpu_peak_bytes")), "-" if p.get("cpu_cores_max") is None else f"{p['cpu_cores_max']:.2f}")
+            procs.add_row(
+                f"{p['name']}[{p['pid']}]",
+                p["found_by"],
+                _gib(p.get("anon_peak_bytes")),
+                _gib(p.get("file_peak_bytes")),
+                _gib(p.get("gpu_peak_bytes")),
+                "-" if p.get("cpu_cores_max") is None else f"{p['cpu_cores_max']:.2f}",
+            )
         out.print(procs)
         if body.get("phases"):
             phases = Table(title="phases (deltas, GiB)", header_style="bold")
@@ -130,18 +178,37 @@ def run(ctx: click.Context, pids, names, interval, marks_file, duration, no_nvml
             hidden = 0
             for ph in body["phases"]:
                 # The record keeps every process; the table shows those that moved by 1 MiB or more.
-                moved = [pr for pr in ph.get("processes", []) if any(abs(pr.get(k) or 0) >= 2**20 for k in ("anon_delta_bytes", "file_delta_bytes", "gpu_delta_bytes", "anon_peak_rise_bytes"))]
+                moved = [
+                    pr
+                    for pr in ph.get("processes", [])
+                    if any(
+                        abs(pr.get(k) or 0) >= 2**20
+                        for k in ("anon_delta_bytes", "file_delta_bytes", "gpu_delta_bytes", "anon_peak_rise_bytes")
+                    )
+                ]
                 hidden += len(ph.get("processes", [])) - len(moved)
                 rows = moved or [{}]
                 for i, pr in enumerate(rows):
-                    phases.add_row(ph["name"] if i == 0 else "", f"{ph['start_s']:.2f}" if i == 0 else "", f"{ph['end_s']:.2f}" if i == 0 else "",
-                                   _dgib(ph.get("mem_available_delta_bytes")) if i == 0 else "", pr.get("process", "-"),
-                                   _dgib(pr.get("anon_delta_bytes")), _dgib(pr.get("file_delta_bytes")), _dgib(pr.get("gpu_delta_bytes")))
+                    phases.add_row(
+                        ph["name"] if i == 0 else "",
+                        f"{ph['start_s']:.2f}" if i == 0 else "",
+                        f"{ph['end_s']:.2f}" if i == 0 else "",
+                        _dgib(ph.get("mem_available_delta_bytes")) if i == 0 else "",
+                        pr.get("process", "-"),
+                        _dgib(pr.get("anon_delta_bytes")),
+                        _dgib(pr.get("file_delta_bytes")),
+                        _dgib(pr.get("gpu_delta_bytes")),
+                    )
             out.print(phases)
             if hidden:
-                out.print(f"({hidden} phase row(s) of processes that moved less than 1 MiB are in the record, not shown)")
+                out.print(
+                    f"({hidden} phase row(s) of processes that moved less than 1 MiB are in the record, not shown)"
+                )
         gpu = body.get("gpu", {})
-        out.print(f"{body.get('samples')} samples over {body.get('duration_s')} s; GPU: " + ("NVML, %d device(s)" % gpu.get("devices", 0) if gpu.get("nvml") else gpu.get("reason", "none")))
+        out.print(
+            f"{body.get('samples')} samples over {body.get('duration_s')} s; GPU: "
+            + ("NVML, %d device(s)" % gpu.get("devices", 0) if gpu.get("nvml") else gpu.get("reason", "none"))
+        )
         if record is not None:
             out.print(f"memory-profile {record.id}  series {body['series']}")
         if exit_code:
@@ -152,7 +219,13 @@ def run(ctx: click.Context, pids, names, interval, marks_file, duration, no_nvml
 @group.command("mark")
 @click.argument("name", default="")
 @click.option("--end", is_flag=True, default=False, help="End the phase begun by the last mark.")
-@click.option("--file", "marks_file", type=click.Path(dir_okay=False), default=None, help="Marks file (default: $LEDGER_SAMPLER_MARKS, set by `ledger sampler run`).")
+@click.option(
+    "--file",
+    "marks_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Marks file (default: $LEDGER_SAMPLER_MARKS, set by `ledger sampler run`).",
+)
 def mark_command(name: str, end: bool, marks_file: str | None) -> int:
     """Timestamp a phase boundary for the running sampler: NAME begins a phase, --end ends it."""
     from ..collectors.sampler import mark

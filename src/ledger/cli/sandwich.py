@@ -13,20 +13,58 @@ from .output import FORMAT_OPTION, console, open_ledger, print_json
 @click.option("--candidate", "candidate_cmd", metavar="CMD", default=None, help="The candidate command.")
 @click.option("--b", "b_cmd", metavar="CMD", default=None, help="Arm B (default: A again).")
 @click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True, help="Rounds of A, candidate, B.")
-@click.option("--contract", default=None, help="Contract id or name the arms are measured under (default: the config's).")
-@click.option("--floor", "floor_percent", type=click.FloatRange(min=0), default=None, help="Smallest |delta| that counts, percent (default: rules.sandwich-verdict.floor_percent, else 0.5).")
+@click.option(
+    "--contract", default=None, help="Contract id or name the arms are measured under (default: the config's)."
+)
+@click.option(
+    "--floor",
+    "floor_percent",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Smallest |delta| that counts, percent (default: rules.sandwich-verdict.floor_percent, else 0.5).",
+)
 @click.option("--label", "candidate_label", default=None, help="What the candidate changes (a commit, env flags).")
 @click.option("--title", default=None, help="One line for the sandwich record.")
-@click.option("--metric", default=None, help="Name of the measured metric (default: the LEDGER line's, else wall_time).")
+@click.option(
+    "--metric", default=None, help="Name of the measured metric (default: the LEDGER line's, else wall_time)."
+)
 @click.option("--higher-is-better", is_flag=True, default=False, help="The metric is a rate (throughput), not a time.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds each command may run.")
-@click.option("--records", "record_ids", nargs=3, default=None, metavar="A X B", help="Sandwich three measurements already in the ledger instead of running commands.")
+@click.option(
+    "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds each command may run."
+)
+@click.option(
+    "--records",
+    "record_ids",
+    nargs=3,
+    default=None,
+    metavar="A X B",
+    help="Sandwich three measurements already in the ledger instead of running commands.",
+)
 @click.option("--dry-run", is_flag=True, default=False, help="Run and print the verdict; write nothing.")
 @stamping_options
 @FORMAT_OPTION
 @click.pass_context
-def command(ctx: click.Context, a_cmd, candidate_cmd, b_cmd, rounds, contract, floor_percent, candidate_label, title, metric,
-            higher_is_better, timeout, record_ids, dry_run, source_path, source_sha, allocation, topology, fmt: str) -> int:
+def command(
+    ctx: click.Context,
+    a_cmd,
+    candidate_cmd,
+    b_cmd,
+    rounds,
+    contract,
+    floor_percent,
+    candidate_label,
+    title,
+    metric,
+    higher_is_better,
+    timeout,
+    record_ids,
+    dry_run,
+    source_path,
+    source_sha,
+    allocation,
+    topology,
+    fmt: str,
+) -> int:
     """Run A, the candidate and B (A again) interleaved on this allocation, and record the verdict.
 
     Each command either prints a `LEDGER {json}` line (its median is the arm's value) or
@@ -42,8 +80,15 @@ def command(ctx: click.Context, a_cmd, candidate_cmd, b_cmd, rounds, contract, f
     if record_ids:
         if a_cmd or candidate_cmd or b_cmd:
             raise click.UsageError("give either --records A X B or commands (--a, --candidate), not both")
-        outcome = sandwich_from_records(ledger, *record_ids, floor_percent=floor_percent, candidate_label=candidate_label,
-                                        title=title, stamping=stamping, write=not dry_run)
+        outcome = sandwich_from_records(
+            ledger,
+            *record_ids,
+            floor_percent=floor_percent,
+            candidate_label=candidate_label,
+            title=title,
+            stamping=stamping,
+            write=not dry_run,
+        )
     else:
         if not a_cmd or not candidate_cmd:
             raise click.UsageError("--a CMD and --candidate CMD are required (or --records A X B)")
@@ -52,8 +97,14 @@ def command(ctx: click.Context, a_cmd, candidate_cmd, b_cmd, rounds, contract, f
         if show_bar:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            progress = Progress(TextColumn("[bold]sandwich[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                console=console(stderr=True), transient=False)
+            progress = Progress(
+                TextColumn("[bold]sandwich[/] {task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console(stderr=True),
+                transient=False,
+            )
             task = progress.add_task("", total=rounds * 3)
 
             def on_progress(done: int, total: int, label: str, round_no: int) -> None:
@@ -61,13 +112,40 @@ def command(ctx: click.Context, a_cmd, candidate_cmd, b_cmd, rounds, contract, f
                 progress.update(task, completed=done, description=f"round {round_no}/{rounds}: {name}")
 
             with progress:
-                outcome = run_sandwich(ledger, arms[0], arms[1], arms[2], rounds=rounds, contract=contract, floor_percent=floor_percent,
-                                       lower_is_better=False if higher_is_better else None, metric=metric, candidate_label=candidate_label,
-                                       title=title, stamping=stamping, timeout=timeout, write=not dry_run, on_progress=on_progress)
+                outcome = run_sandwich(
+                    ledger,
+                    arms[0],
+                    arms[1],
+                    arms[2],
+                    rounds=rounds,
+                    contract=contract,
+                    floor_percent=floor_percent,
+                    lower_is_better=False if higher_is_better else None,
+                    metric=metric,
+                    candidate_label=candidate_label,
+                    title=title,
+                    stamping=stamping,
+                    timeout=timeout,
+                    write=not dry_run,
+                    on_progress=on_progress,
+                )
         else:
-            outcome = run_sandwich(ledger, arms[0], arms[1], arms[2], rounds=rounds, contract=contract, floor_percent=floor_percent,
-                                   lower_is_better=False if higher_is_better else None, metric=metric, candidate_label=candidate_label,
-                                   title=title, stamping=stamping, timeout=timeout, write=not dry_run)
+            outcome = run_sandwich(
+                ledger,
+                arms[0],
+                arms[1],
+                arms[2],
+                rounds=rounds,
+                contract=contract,
+                floor_percent=floor_percent,
+                lower_is_better=False if higher_is_better else None,
+                metric=metric,
+                candidate_label=candidate_label,
+                title=title,
+                stamping=stamping,
+                timeout=timeout,
+                write=not dry_run,
+            )
     r = outcome.result
     ids = {label: getattr(m, "id", None) for label, m in outcome.measurements.items()}
     sandwich_id = getattr(outcome.sandwich, "id", None)
@@ -84,7 +162,9 @@ def command(ctx: click.Context, a_cmd, candidate_cmd, b_cmd, rounds, contract, f
         table.add_row(name, f"{value:.6g} {unit}".strip(), ids.get(label) or "-")
     out = console()
     out.print(table)
-    out.print(f"midpoint {r.midpoint:.6g}  delta {r.delta:+.6g} ({r.delta_percent:+.3f}%)  drift {r.drift_percent:.3f}%  floor {r.floor_percent:.3f}%")
+    out.print(
+        f"midpoint {r.midpoint:.6g}  delta {r.delta:+.6g} ({r.delta_percent:+.3f}%)  drift {r.drift_percent:.3f}%  floor {r.floor_percent:.3f}%"
+    )
     for key, value in r.extra_deltas.items():
         out.print(f"{key} {value:+.3f}")
     out.print(f"verdict: [bold]{r.verdict}[/]  ({r.reason()})")

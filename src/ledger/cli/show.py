@@ -40,7 +40,11 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
             continue
         value = raw[key]
         if isinstance(value, (dict, list)):
-            text = json.dumps(value, ensure_ascii=False) if len(json.dumps(value)) < 100 else json.dumps(value, indent=2, ensure_ascii=False)
+            text = (
+                json.dumps(value, ensure_ascii=False)
+                if len(json.dumps(value)) < 100
+                else json.dumps(value, indent=2, ensure_ascii=False)
+            )
         else:
             text = str(value)
         # Text(), not markup: user text such as "[red]" is shown as typed.

@@ -23,8 +23,15 @@ def _progress(enabled: bool):
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console(stderr=True), transient=True) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console(stderr=True),
+        transient=True,
+    ) as bar:
         tasks: dict[str, int] = {}
 
         def update(stage: str, done: int, total: int | None) -> None:
@@ -48,9 +55,18 @@ def _build(ctx: click.Context, out: str | None, strict: bool, fmt: str):
 
 
 @command.command("build")
-@click.option("--out", type=click.Path(file_okay=False), default=None, help="Folder for the HTML (default: site_dir of mkdocs.yml).")
-@click.option("--strict/--no-strict", default=False, show_default=True,
-              help="Fail (exit 1) on any MkDocs warning, page-rule violation or broken link.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Folder for the HTML (default: site_dir of mkdocs.yml).",
+)
+@click.option(
+    "--strict/--no-strict",
+    default=False,
+    show_default=True,
+    help="Fail (exit 1) on any MkDocs warning, page-rule violation or broken link.",
+)
 @FORMAT_OPTION
 @click.pass_context
 def build(ctx: click.Context, out: str | None, strict: bool, fmt: str) -> int:
@@ -77,10 +93,13 @@ def build(ctx: click.Context, out: str | None, strict: bool, fmt: str) -> int:
     out_console = console()
     for problem in result.warnings:
         click.echo(f"warning: {problem}", err=True)
-    out_console.print(Text(
-        f"built {result.pages} pages from {result.records} records in {result.total_s:.1f} s "
-        f"(ledger {result.generation_s:.1f} s, MkDocs {result.mkdocs_s:.1f} s, page rules {result.rules_s:.1f} s, "
-        f"links {result.linkcheck_s:.1f} s)"))
+    out_console.print(
+        Text(
+            f"built {result.pages} pages from {result.records} records in {result.total_s:.1f} s "
+            f"(ledger {result.generation_s:.1f} s, MkDocs {result.mkdocs_s:.1f} s, page rules {result.rules_s:.1f} s, "
+            f"links {result.linkcheck_s:.1f} s)"
+        )
+    )
     out_console.print(Text(f"open {result.index}"))
     return 0
 
@@ -98,7 +117,9 @@ def serve(ctx: click.Context, port: int, host: str, no_build: bool) -> int:
         ledger = open_ledger(ctx)
         import mkdocs.config
 
-        site_dir = Path(mkdocs.config.load_config(config_file=str(ledger.root / ledger.config.site.mkdocs_yml))["site_dir"])
+        site_dir = Path(
+            mkdocs.config.load_config(config_file=str(ledger.root / ledger.config.site.mkdocs_yml))["site_dir"]
+        )
     else:
         _, result = _build(ctx, None, False, "text")
         for problem in result.warnings:

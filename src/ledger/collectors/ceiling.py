@@ -43,8 +43,16 @@ def device_name(device: torch.device) -> str:
     return f"cpu ({platform.processor() or platform.machine()})"
 
 
-def measure_ceiling(device: str | torch.device | None = None, *, matmul_size: int = 8192, copy_bytes: int = 2 << 30,
-                    dtype: torch.dtype = torch.bfloat16, repeats: int = 20, warmup: int = 3, title: str | None = None) -> dict[str, Any]:
+def measure_ceiling(
+    device: str | torch.device | None = None,
+    *,
+    matmul_size: int = 8192,
+    copy_bytes: int = 2 << 30,
+    dtype: torch.dtype = torch.bfloat16,
+    repeats: int = 20,
+    warmup: int = 3,
+    title: str | None = None,
+) -> dict[str, Any]:
     """A `ceiling` record body: median matmul TFLOP/s and copy TB/s (bytes read + written)."""
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -52,7 +60,13 @@ def measure_ceiling(device: str | torch.device | None = None, *, matmul_size: in
     n = matmul_size
     gen = torch.Generator(device=device).manual_seed(0)
     # Three input pairs in rotation, so repeated products are not served from cache.
-    pairs = [(torch.randn(n, n, device=device, dtype=dtype, generator=gen), torch.randn(n, n, device=device, dtype=dtype, generator=gen)) for _ in range(3)]
+    pairs = [
+        (
+            torch.randn(n, n, device=device, dtype=dtype, generator=gen),
+            torch.randn(n, n, device=device, dtype=dtype, generator=gen),
+        )
+        for _ in range(3)
+    ]
     out = torch.empty(n, n, device=device, dtype=dtype)
     turn = iter(range(1 << 62))
 
@@ -83,5 +97,6 @@ def measure_ceiling(device: str | torch.device | None = None, *, matmul_size: in
         "copy_tbps": statistics.median(tbps),
         "copy_bytes": moved,
         "samples": {"matmul_tflops": tflops, "copy_tbps": tbps},
-        "title": title or f"{name}: {dtype_name} matmul {statistics.median(tflops):.3g} TFLOP/s, copy {statistics.median(tbps):.3g} TB/s",
+        "title": title
+        or f"{name}: {dtype_name} matmul {statistics.median(tflops):.3g} TFLOP/s, copy {statistics.median(tbps):.3g} TB/s",
     }

@@ -19,10 +19,32 @@ from typing import Any
 from ..redact import redact
 
 #: Prefixes of environment variables that change performance (issue #5).
-ALLOWED_PREFIXES: tuple[str, ...] = ("TORCHINDUCTOR_", "NCCL_", "CUBLASLT_", "CUBLAS_", "CUDA_", "PYTORCH_", "TORCH_", "NVSHMEM_", "OMP_NUM_THREADS")
+ALLOWED_PREFIXES: tuple[str, ...] = (
+    "TORCHINDUCTOR_",
+    "NCCL_",
+    "CUBLASLT_",
+    "CUBLAS_",
+    "CUDA_",
+    "PYTORCH_",
+    "TORCH_",
+    "NVSHMEM_",
+    "OMP_NUM_THREADS",
+)
 #: A name containing any of these is never captured, whatever its prefix: secrets
 #: are redacted at capture, not filtered later.
-SECRET_WORDS: tuple[str, ...] = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE")
+SECRET_WORDS: tuple[str, ...] = (
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "KEY",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+    "SIGNATURE",
+)
 _URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 
 # NVML clock-event ("throttle") reason bits. pynvml renamed the constants from
@@ -91,7 +113,9 @@ def _versions(import_torch: bool) -> dict[str, str | None]:
         "triton": _version("triton") or _version("pytorch-triton"),
         "flash_attn": _version("flash-attn") or _version("flash_attn") or _version("flash-attn-3"),
         "python": platform.python_version(),
-        "cuda": None, "cudnn": None, "nccl": None,
+        "cuda": None,
+        "cudnn": None,
+        "nccl": None,
     }
     if out["torch"] and (import_torch or "torch" in sys.modules):
         import torch
@@ -160,7 +184,9 @@ def _gpu_state(nv, index: int) -> dict[str, Any]:
     def milli_to_w(value):
         return None if value is None else value / 1000.0
 
-    clocks_fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
+    clocks_fn = (
+        getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
+    )
     mask = _nvml_call(clocks_fn, h)
     mem = _nvml_call(nv.nvmlDeviceGetMemoryInfo, h)
     util = _nvml_call(nv.nvmlDeviceGetUtilizationRates, h)
@@ -177,8 +203,12 @@ def _gpu_state(nv, index: int) -> dict[str, Any]:
         "power_default_limit_w": milli_to_w(_nvml_call(nv.nvmlDeviceGetPowerManagementDefaultLimit, h)),
         "temperature_c": _nvml_call(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
         "clock_event_reasons": decode_clock_event_reasons(mask) if mask is not None else [],
-        "ecc_errors_corrected": _nvml_call(nv.nvmlDeviceGetTotalEccErrors, h, nv.NVML_MEMORY_ERROR_TYPE_CORRECTED, nv.NVML_VOLATILE_ECC),
-        "ecc_errors_uncorrected": _nvml_call(nv.nvmlDeviceGetTotalEccErrors, h, nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nv.NVML_VOLATILE_ECC),
+        "ecc_errors_corrected": _nvml_call(
+            nv.nvmlDeviceGetTotalEccErrors, h, nv.NVML_MEMORY_ERROR_TYPE_CORRECTED, nv.NVML_VOLATILE_ECC
+        ),
+        "ecc_errors_uncorrected": _nvml_call(
+            nv.nvmlDeviceGetTotalEccErrors, h, nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nv.NVML_VOLATILE_ECC
+        ),
         "memory_total_bytes": getattr(mem, "total", None),
         "utilization_percent": getattr(util, "gpu", None),
     }
@@ -205,14 +235,20 @@ def assess_health(gpus: list[Mapping[str, Any]], under_load: bool) -> dict[str, 
         draw = gpu.get("power_draw_w")
         event_reasons = gpu.get("clock_event_reasons", [])
         at_budget = (
-            "sw_power_cap" in event_reasons and limit is not None and default is not None and draw is not None
-            and limit >= default - 0.5 and draw >= POWER_BUDGET_FRACTION * limit
+            "sw_power_cap" in event_reasons
+            and limit is not None
+            and default is not None
+            and draw is not None
+            and limit >= default - 0.5
+            and draw >= POWER_BUDGET_FRACTION * limit
         )
         bad = [r for r in event_reasons if r not in BENIGN_REASONS and not (r == "sw_power_cap" and at_budget)]
         if bad:
             reasons.append(f"{tag}: clocks held back by {', '.join(bad)}")
         if at_budget:
-            notes.append(f"{tag}: at its full default power budget ({draw:g} of {limit:g} W), clocks set by sw_power_cap")
+            notes.append(
+                f"{tag}: at its full default power budget ({draw:g} of {limit:g} W), clocks set by sw_power_cap"
+            )
         if limit is not None and default is not None and limit < default - 0.5:
             reasons.append(f"{tag}: power capped at {limit:g} W, below the default {default:g} W")
         if gpu.get("ecc_errors_uncorrected"):
@@ -224,7 +260,9 @@ def assess_health(gpus: list[Mapping[str, Any]], under_load: bool) -> dict[str, 
             notes.append(f"{tag}: idle during the load sample, so its clocks were not judged")
             continue
         if under_load and not at_budget and sm is not None and sm_max and sm < SM_CLOCK_FRACTION * sm_max:
-            reasons.append(f"{tag}: SM clock {sm:g} MHz under load, below {SM_CLOCK_FRACTION:.0%} of its maximum {sm_max:g} MHz")
+            reasons.append(
+                f"{tag}: SM clock {sm:g} MHz under load, below {SM_CLOCK_FRACTION:.0%} of its maximum {sm_max:g} MHz"
+            )
     if reasons:
         return {"verdict": "degraded", "reasons": reasons}
     if not under_load:
@@ -232,8 +270,13 @@ def assess_health(gpus: list[Mapping[str, Any]], under_load: bool) -> dict[str, 
     return {"verdict": "healthy", "reasons": notes}
 
 
-def collect_environment(*, under_load: bool = False, env: Mapping[str, str] | None = None, import_torch: bool = True,
-                        title: str | None = None) -> dict[str, Any]:
+def collect_environment(
+    *,
+    under_load: bool = False,
+    env: Mapping[str, str] | None = None,
+    import_torch: bool = True,
+    title: str | None = None,
+) -> dict[str, Any]:
     """An `environment` record body for `ledger add environment`.
 
     `under_load`: the caller states that the GPUs were busy with the measured work while

@@ -60,7 +60,10 @@ def _flash_varlen_fwd(q, k, v, cu_q, cu_k, *args, out_val=None, **kwargs) -> int
 def _flash_varlen_bwd(dout, q, k, v, out, lse, dq, dk, dv, cu_q, cu_k, *args, out_val=None, **kwargs) -> int:
     h, d, dvd = q.shape[1], q.shape[2], v.shape[2]
     hk = k.shape[1]
-    return sum(sdpa_backward_flop_count((1, h, sq, dvd), (1, h, sq, d), (1, hk, sk, d), (1, hk, sk, dvd)) for sq, sk in _varlen_pairs(cu_q, cu_k))
+    return sum(
+        sdpa_backward_flop_count((1, h, sq, dvd), (1, h, sq, d), (1, hk, sk, d), (1, hk, sk, dvd))
+        for sq, sk in _varlen_pairs(cu_q, cu_k)
+    )
 
 
 _flash_varlen_fwd._get_raw = True  # type: ignore[attr-defined]
@@ -79,8 +82,10 @@ def default_custom_mapping() -> dict[Any, Callable[..., int]]:
     """Formulas for ops FlopCounterMode counts as zero, for those present in this process."""
     mapping: dict[Any, Callable[..., int]] = {}
     aten = torch.ops.aten
-    for name, fn in (("_scaled_dot_product_flash_attention_for_cpu", _cpu_sdpa_fwd),
-                     ("_scaled_dot_product_flash_attention_for_cpu_backward", _cpu_sdpa_bwd)):
+    for name, fn in (
+        ("_scaled_dot_product_flash_attention_for_cpu", _cpu_sdpa_fwd),
+        ("_scaled_dot_product_flash_attention_for_cpu_backward", _cpu_sdpa_bwd),
+    ):
         if hasattr(aten, name):
             mapping[getattr(aten, name)] = fn
     try:
@@ -88,8 +93,12 @@ def default_custom_mapping() -> dict[Any, Callable[..., int]]:
     except Exception:
         return mapping
     ops = getattr(torch.ops, "flash_attn", None)
-    for name, fn in (("_flash_attn_forward", _flash_fwd), ("_flash_attn_backward", _flash_bwd),
-                     ("_flash_attn_varlen_forward", _flash_varlen_fwd), ("_flash_attn_varlen_backward", _flash_varlen_bwd)):
+    for name, fn in (
+        ("_flash_attn_forward", _flash_fwd),
+        ("_flash_attn_backward", _flash_bwd),
+        ("_flash_attn_varlen_forward", _flash_varlen_fwd),
+        ("_flash_attn_varlen_backward", _flash_varlen_bwd),
+    ):
         try:
             mapping[getattr(ops, name)] = fn
         except (AttributeError, RuntimeError):
@@ -135,14 +144,18 @@ class FlopAuditResult:
         return self.difference == 0 and not self.itemised
 
     def report(self) -> str:
-        lines = [f"analytic {self.analytic_flop_per_sample:,} FLOP/sample; FlopCounterMode {self.counted_flop_per_sample:,} "
-                 f"FLOP/sample ({self.samples_per_step} sample(s) per step)"]
+        lines = [
+            f"analytic {self.analytic_flop_per_sample:,} FLOP/sample; FlopCounterMode {self.counted_flop_per_sample:,} "
+            f"FLOP/sample ({self.samples_per_step} sample(s) per step)"
+        ]
         lines += [f"  analytic     {name:<56} {v:>24,}" for name, v in self.analytic_terms.items()]
         lines += [f"  counted/step {name:<56} {v:>24,}" for name, v in sorted(self.counted_by_op.items())]
         lines += [f"  itemised     {name:<56} {v:>24,}" for name, v in self.itemised.items()]
         if self.uncounted_ops:
-            lines.append("  ran but counted zero (supply custom_mapping or itemise them): "
-                         + ", ".join(f"{k} x{v}" for k, v in sorted(self.uncounted_ops.items())))
+            lines.append(
+                "  ran but counted zero (supply custom_mapping or itemise them): "
+                + ", ".join(f"{k} x{v}" for k, v in sorted(self.uncounted_ops.items()))
+            )
         lines.append(f"  unexplained difference {self.difference:+,}")
         return "\n".join(lines)
 
@@ -154,7 +167,8 @@ class FlopAuditResult:
             "flop_per_sample": self.analytic_flop_per_sample,
             "counted_flop_per_sample": self.counted_flop_per_sample,
             "itemised": dict(self.itemised),
-            "derivation": self.derivation or "analytic count reconciled against torch.utils.flop_counter.FlopCounterMode over one step",
+            "derivation": self.derivation
+            or "analytic count reconciled against torch.utils.flop_counter.FlopCounterMode over one step",
             "peak": self.peak.as_record(),
             "peaks": [p.as_record() for p in self.peaks],
         }
@@ -162,10 +176,19 @@ class FlopAuditResult:
         return body
 
 
-def audit_flops(step_fn: Callable[[], Any], *, analytic: int | dict[str, int], samples_per_step: int = 1,
-                itemised: dict[str, int] | None = None, custom_mapping: dict[Any, Callable[..., int]] | None = None,
-                derivation: str = "", peak: Peak | None = None, peaks: list[Peak] | None = None,
-                strict: bool = True, default_mapping: bool = True) -> FlopAuditResult:
+def audit_flops(
+    step_fn: Callable[[], Any],
+    *,
+    analytic: int | dict[str, int],
+    samples_per_step: int = 1,
+    itemised: dict[str, int] | None = None,
+    custom_mapping: dict[Any, Callable[..., int]] | None = None,
+    derivation: str = "",
+    peak: Peak | None = None,
+    peaks: list[Peak] | None = None,
+    strict: bool = True,
+    default_mapping: bool = True,
+) -> FlopAuditResult:
     """Run `step_fn` once under FlopCounterMode and reconcile with `analytic` (FLOP per sample).
 
     `analytic` may be a dict of named terms (summed). `itemised` names terms that explain
@@ -183,16 +206,29 @@ def audit_flops(step_fn: Callable[[], Any], *, analytic: int | dict[str, int], s
     counted_step = counter.get_total_flops()
     by_op = {str(op): int(v) for op, v in counter.get_flop_counts().get("Global", {}).items()}
     counted_names = set(by_op) | {str(k) for k in counter.flop_registry}
-    uncounted = {name: n for name, n in seen.calls.items()
-                 if name not in counted_names and _ATTN_OR_MATMUL.search(name.split(".")[-1])
-                 and name.split(".")[-1] not in _ZERO_FLOP_OPS}
+    uncounted = {
+        name: n
+        for name, n in seen.calls.items()
+        if name not in counted_names
+        and _ATTN_OR_MATMUL.search(name.split(".")[-1])
+        and name.split(".")[-1] not in _ZERO_FLOP_OPS
+    }
     if counted_step % samples_per_step:
-        raise FlopAuditError(f"FlopCounterMode counted {counted_step:,} FLOP for a step of {samples_per_step} samples, "
-                             "which does not divide evenly: check samples_per_step")
+        raise FlopAuditError(
+            f"FlopCounterMode counted {counted_step:,} FLOP for a step of {samples_per_step} samples, "
+            "which does not divide evenly: check samples_per_step"
+        )
     result = FlopAuditResult(
-        analytic_flop_per_sample=total, counted_flop_per_sample=counted_step // samples_per_step,
-        samples_per_step=samples_per_step, counted_by_op=by_op, analytic_terms=terms, itemised=dict(itemised or {}),
-        uncounted_ops=uncounted, derivation=derivation, peak=peak, peaks=list(peaks or []),
+        analytic_flop_per_sample=total,
+        counted_flop_per_sample=counted_step // samples_per_step,
+        samples_per_step=samples_per_step,
+        counted_by_op=by_op,
+        analytic_terms=terms,
+        itemised=dict(itemised or {}),
+        uncounted_ops=uncounted,
+        derivation=derivation,
+        peak=peak,
+        peaks=list(peaks or []),
     )
     if strict and result.difference != 0:
         raise FlopAuditError("the FLOP audit does not reconcile:\n" + result.report())

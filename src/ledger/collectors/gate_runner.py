@@ -59,7 +59,17 @@ def run_gate(
     Output lines go to `on_line` (the CLI echoes them) and, when `capture` is given, to that file.
     """
     if not command:
-        raise InputError("no command", [Problem("<command line>", "CMD", "no test command given", "put it after `--`, e.g. `ledger gate run --junit r.xml -- pytest --junitxml r.xml`")])
+        raise InputError(
+            "no command",
+            [
+                Problem(
+                    "<command line>",
+                    "CMD",
+                    "no test command given",
+                    "put it after `--`, e.g. `ledger gate run --junit r.xml -- pytest --junitxml r.xml`",
+                )
+            ],
+        )
     samples: list[float] = [os.getloadavg()[0]]
     done = threading.Event()
 
@@ -70,9 +80,14 @@ def run_gate(
     sampler = threading.Thread(target=sample, name="ledger-gate-load", daemon=True)
     started = time.perf_counter()
     try:
-        proc = subprocess.Popen(list(command), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        proc = subprocess.Popen(
+            list(command), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+        )
     except OSError as exc:
-        raise InputError("command did not start", [Problem("<command line>", "CMD", f"{command[0]}: {exc.strerror}", "check the command and its PATH")]) from None
+        raise InputError(
+            "command did not start",
+            [Problem("<command line>", "CMD", f"{command[0]}: {exc.strerror}", "check the command and its PATH")],
+        ) from None
     sampler.start()
     sink = capture.open("w", encoding="utf-8") if capture else None
     try:

@@ -46,6 +46,7 @@ _CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 # -- /proc readers ------------------------------------------------------------------------
 
+
 def read_meminfo() -> dict[str, int]:
     """/proc/meminfo in bytes (MemTotal, MemAvailable, ...)."""
     out: dict[str, int] = {}
@@ -83,7 +84,7 @@ def read_cpu_seconds(pid: int) -> float | None:
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
     # The command name may hold spaces and parentheses: fields start after the last ')'.
-    fields = data[data.rindex(b")") + 2:].split()
+    fields = data[data.rindex(b")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
 
@@ -91,7 +92,7 @@ def _ppid(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read()
-        return int(data[data.rindex(b")") + 2:].split()[1])
+        return int(data[data.rindex(b")") + 2 :].split()[1])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -149,17 +150,31 @@ def descendants(root: int) -> list[int]:
 
 # -- marks from a shell -------------------------------------------------------------------
 
+
 def mark(name: str, *, end: bool = False, path: str | os.PathLike[str] | None = None) -> Path:
     """Append a timestamped phase mark to the marks file (`path`, else $LEDGER_SAMPLER_MARKS)."""
     target = path or os.environ.get(MARKS_ENV)
     if not target:
         from ..errors import InputError, Problem
 
-        raise InputError("no marks file", [Problem("<environment>", MARKS_ENV, "no marks file is known", f"run under `ledger sampler run`, or pass --file / set {MARKS_ENV}")])
+        raise InputError(
+            "no marks file",
+            [
+                Problem(
+                    "<environment>",
+                    MARKS_ENV,
+                    "no marks file is known",
+                    f"run under `ledger sampler run`, or pass --file / set {MARKS_ENV}",
+                )
+            ],
+        )
     if (not name and not end) or "\n" in name:
         from ..errors import InputError, Problem
 
-        raise InputError("bad phase name", [Problem("<command line>", "NAME", f"{name!r} is not a phase name", "give one word, e.g. decode")])
+        raise InputError(
+            "bad phase name",
+            [Problem("<command line>", "NAME", f"{name!r} is not a phase name", "give one word, e.g. decode")],
+        )
     line = json.dumps({"t": time.time(), "name": name, "event": "end" if end else "begin", "pid": os.getpid()}) + "\n"
     # One O_APPEND write of a short line: concurrent markers never interleave.
     fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -171,6 +186,7 @@ def mark(name: str, *, end: bool = False, path: str | os.PathLike[str] | None = 
 
 
 # -- NVML ---------------------------------------------------------------------------------
+
 
 class _Nvml:
     def __init__(self, enabled: bool) -> None:
@@ -233,6 +249,7 @@ class _Nvml:
 
 # -- the sampler --------------------------------------------------------------------------
 
+
 @dataclass
 class _Target:
     pid: int
@@ -251,10 +268,10 @@ class _Event:
 class Sampler:
     """Sample memory of chosen processes in a background thread.
 
-        with Sampler(names=["python3"], interval=0.5) as s:
-            with s.phase("load"):
-                ...
-        body, series = s.summary(), s.series_bytes()
+    with Sampler(names=["python3"], interval=0.5) as s:
+        with s.phase("load"):
+            ...
+    body, series = s.summary(), s.series_bytes()
     """
 
     def __init__(
@@ -524,13 +541,20 @@ class Sampler:
                 return max(vals) if vals else None
 
             cpus = [s["cpu"] for s in series if "cpu" in s]
-            processes.append({
-                "pid": pid, "name": target.name, "found_by": target.found_by, "samples": len(series),
-                "anon_peak_bytes": peak("anon"), "file_peak_bytes": peak("file"), "shmem_peak_bytes": peak("shmem"),
-                "gpu_peak_bytes": peak("gpu"),
-                "cpu_cores_max": max(cpus) if cpus else None,
-                "cpu_cores_mean": round(statistics.fmean(cpus), 3) if cpus else None,
-            })
+            processes.append(
+                {
+                    "pid": pid,
+                    "name": target.name,
+                    "found_by": target.found_by,
+                    "samples": len(series),
+                    "anon_peak_bytes": peak("anon"),
+                    "file_peak_bytes": peak("file"),
+                    "shmem_peak_bytes": peak("shmem"),
+                    "gpu_peak_bytes": peak("gpu"),
+                    "cpu_cores_max": max(cpus) if cpus else None,
+                    "cpu_cores_mean": round(statistics.fmean(cpus), 3) if cpus else None,
+                }
+            )
         phase_out = []
         for name, start, end, source in phases:
             a, b = at(start), at(end)
@@ -551,48 +575,68 @@ class Sampler:
                 def delta(k: str) -> int | None:
                     return pb[k] - pa[k] if k in pa and k in pb else None
 
-                anon_inside = [r["procs"][key]["anon"] for r in inside if key in r["procs"] and "anon" in r["procs"][key]]
+                anon_inside = [
+                    r["procs"][key]["anon"] for r in inside if key in r["procs"] and "anon" in r["procs"][key]
+                ]
                 cpu_inside = [r["procs"][key]["cpu"] for r in inside if key in r["procs"] and "cpu" in r["procs"][key]]
-                per.append({
-                    "process": f"{target.name}[{pid}]",
-                    "anon_delta_bytes": delta("anon"), "file_delta_bytes": delta("file"), "gpu_delta_bytes": delta("gpu"),
-                    "anon_peak_rise_bytes": (max(anon_inside) - pa["anon"]) if anon_inside and "anon" in pa else None,
-                    "cpu_cores_mean": round(statistics.fmean(cpu_inside), 3) if cpu_inside else None,
-                })
+                per.append(
+                    {
+                        "process": f"{target.name}[{pid}]",
+                        "anon_delta_bytes": delta("anon"),
+                        "file_delta_bytes": delta("file"),
+                        "gpu_delta_bytes": delta("gpu"),
+                        "anon_peak_rise_bytes": (max(anon_inside) - pa["anon"])
+                        if anon_inside and "anon" in pa
+                        else None,
+                        "cpu_cores_mean": round(statistics.fmean(cpu_inside), 3) if cpu_inside else None,
+                    }
+                )
             utils = [u for r in inside for u in (r.get("gpu_util") or []) if u is not None]
             avail_inside = [r["mem_available"] for r in inside if r.get("mem_available") is not None]
-            phase_out.append({
-                "name": name, "start_s": round(start, 4), "end_s": round(end, 4), "source": source,
-                "mem_available_delta_bytes": (b["mem_available"] - a["mem_available"]) if a.get("mem_available") is not None and b.get("mem_available") is not None else None,
-                "mem_available_min_bytes": min(avail_inside) if avail_inside else None,
-                "gpu_utilization_max_percent": max(utils) if utils else None,
-                "processes": per,
-            })
+            phase_out.append(
+                {
+                    "name": name,
+                    "start_s": round(start, 4),
+                    "end_s": round(end, 4),
+                    "source": source,
+                    "mem_available_delta_bytes": (b["mem_available"] - a["mem_available"])
+                    if a.get("mem_available") is not None and b.get("mem_available") is not None
+                    else None,
+                    "mem_available_min_bytes": min(avail_inside) if avail_inside else None,
+                    "gpu_utilization_max_percent": max(utils) if utils else None,
+                    "processes": per,
+                }
+            )
         nv = self._nvml
         all_utils = [u for r in rows for u in (r.get("gpu_util") or []) if u is not None]
         used = [u for r in rows for u in (r.get("gpu_used") or []) if u is not None]
         gpu = {
-            "nvml": bool(nv and nv.ok), "reason": None if nv and nv.ok else (nv.reason if nv else "not started"),
+            "nvml": bool(nv and nv.ok),
+            "reason": None if nv and nv.ok else (nv.reason if nv else "not started"),
             "devices": len(nv.handles) if nv and nv.ok else 0,
             "utilization_max_percent": max(all_utils) if all_utils else None,
             "utilization_nonzero_samples": sum(1 for u in all_utils if u > 0) if all_utils else None,
             "memory_used_peak_bytes": max(used) if used else None,
         }
-        targets_desc = [f"pid={p}" for p, t in targets.items() if t.found_by == "pid"] + [f"name={n}" for n in self.names]
+        targets_desc = [f"pid={p}" for p, t in targets.items() if t.found_by == "pid"] + [
+            f"name={n}" for n in self.names
+        ]
         targets_desc += [f"tree={r}" for r in self.tree_roots]
-        return _drop_none({
-            "interval_s": self.interval,
-            "duration_s": round(rows[-1]["t"] - rows[0]["t"], 4) if rows else 0.0,
-            "samples": len(rows),
-            "targets": targets_desc,
-            "mem_total_bytes": self._meminfo_total,
-            "mem_available_start_bytes": avail[0] if avail else None,
-            "mem_available_min_bytes": min(avail) if avail else None,
-            "mem_available_end_bytes": avail[-1] if avail else None,
-            "processes": processes,
-            "phases": phase_out,
-            "gpu": gpu,
-        })
+        return _drop_none(
+            {
+                "interval_s": self.interval,
+                "duration_s": round(rows[-1]["t"] - rows[0]["t"], 4) if rows else 0.0,
+                "samples": len(rows),
+                "targets": targets_desc,
+                "mem_total_bytes": self._meminfo_total,
+                "mem_available_start_bytes": avail[0] if avail else None,
+                "mem_available_min_bytes": min(avail) if avail else None,
+                "mem_available_end_bytes": avail[-1] if avail else None,
+                "processes": processes,
+                "phases": phase_out,
+                "gpu": gpu,
+            }
+        )
 
     def series_bytes(self) -> bytes:
         """The full series: gzip'd JSON Lines, a header line, one line per sample, then the marks."""
@@ -600,9 +644,36 @@ class Sampler:
             rows = list(self._rows)
             events = sorted(self._events, key=lambda e: e.t)
             targets = {str(p): {"name": t.name, "found_by": t.found_by} for p, t in self._targets.items()}
-        lines = [json.dumps({"format": SERIES_FORMAT, "started_at": self.started_at, "interval_s": self.interval, "targets": targets, "units": {"mem_available": "bytes", "anon": "bytes", "file": "bytes", "shmem": "bytes", "gpu": "bytes", "cpu": "cores", "gpu_util": "percent", "gpu_used": "bytes"}}, sort_keys=True)]
+        lines = [
+            json.dumps(
+                {
+                    "format": SERIES_FORMAT,
+                    "started_at": self.started_at,
+                    "interval_s": self.interval,
+                    "targets": targets,
+                    "units": {
+                        "mem_available": "bytes",
+                        "anon": "bytes",
+                        "file": "bytes",
+                        "shmem": "bytes",
+                        "gpu": "bytes",
+                        "cpu": "cores",
+                        "gpu_util": "percent",
+                        "gpu_used": "bytes",
+                    },
+                },
+                sort_keys=True,
+            )
+        ]
         lines += [json.dumps(r, sort_keys=True, separators=(",", ":")) for r in rows]
-        lines += [json.dumps({"t": round(e.t, 4), "phase": e.name, "event": e.event, "source": e.source}, sort_keys=True, separators=(",", ":")) for e in events]
+        lines += [
+            json.dumps(
+                {"t": round(e.t, 4), "phase": e.name, "event": e.event, "source": e.source},
+                sort_keys=True,
+                separators=(",", ":"),
+            )
+            for e in events
+        ]
         text = ("\n".join(lines) + "\n").encode()
         # mtime=0: the same series always gives the same bytes, hence the same sha256.
         return gzip.compress(text, compresslevel=9, mtime=0)
@@ -624,6 +695,7 @@ def read_series(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 # -- writing the record -------------------------------------------------------------------
 
+
 @dataclass
 class Saved:
     record: Any
@@ -631,8 +703,16 @@ class Saved:
     paths: list[Path] = field(default_factory=list)
 
 
-def save(ledger: Any, sampler: Sampler, *, command: str | None = None, exit_code: int | None = None,
-         title: str | None = None, stamping: Any = None, extra: dict[str, Any] | None = None) -> Saved:
+def save(
+    ledger: Any,
+    sampler: Sampler,
+    *,
+    command: str | None = None,
+    exit_code: int | None = None,
+    title: str | None = None,
+    stamping: Any = None,
+    extra: dict[str, Any] | None = None,
+) -> Saved:
     """Write the series attachment and the memory-profile record; neither stays if either fails."""
     from ..store.add import add
     from ..store.inputs import Item

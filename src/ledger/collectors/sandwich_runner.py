@@ -81,7 +81,9 @@ def _tail(text: str, lines: int = 5) -> str:
     return " | ".join(text.strip().splitlines()[-lines:])
 
 
-def run_arm_once(arm: Arm, label: str, round_no: int, *, cwd: Path | None = None, timeout: float | None = None) -> ArmRun:
+def run_arm_once(
+    arm: Arm, label: str, round_no: int, *, cwd: Path | None = None, timeout: float | None = None
+) -> ArmRun:
     """Run one arm once and measure it."""
     env_extra = {"LEDGER_SANDWICH_ARM": label, "LEDGER_SANDWICH_ROUND": str(round_no), **arm.env}
     where = f"arm {ARM_NAMES[label]}, round {round_no}"
@@ -103,24 +105,60 @@ def run_arm_once(arm: Arm, label: str, round_no: int, *, cwd: Path | None = None
         if isinstance(returned, dict):
             value = value_of(returned)
             if value is None:
-                raise InputError(f"{where}: no value", [Problem(arm.describe(), where, "the callable returned a dict with no median and no samples", "return a number, a measurement dict, or None for wall time")])
+                raise InputError(
+                    f"{where}: no value",
+                    [
+                        Problem(
+                            arm.describe(),
+                            where,
+                            "the callable returned a dict with no median and no samples",
+                            "return a number, a measurement dict, or None for wall time",
+                        )
+                    ],
+                )
             return ArmRun(label, round_no, value, wall, returned)
         if isinstance(returned, (int, float)) and not isinstance(returned, bool):
             return ArmRun(label, round_no, float(returned), wall, None)
-        raise InputError(f"{where}: bad return", [Problem(arm.describe(), where, f"the callable returned {type(returned).__name__}", "return a number, a measurement dict, or None for wall time")])
+        raise InputError(
+            f"{where}: bad return",
+            [
+                Problem(
+                    arm.describe(),
+                    where,
+                    f"the callable returned {type(returned).__name__}",
+                    "return a number, a measurement dict, or None for wall time",
+                )
+            ],
+        )
 
     assert arm.command is not None
     env = {**os.environ, **env_extra}
     start = time.perf_counter()
     try:
-        proc = subprocess.run(arm.command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", timeout=timeout)
+        proc = subprocess.run(
+            arm.command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", timeout=timeout
+        )
     except subprocess.TimeoutExpired:
-        raise InputError(f"{where}: timed out", [Problem(arm.command, where, f"did not finish within {timeout:g} s", "raise --timeout or shorten the command")]) from None
+        raise InputError(
+            f"{where}: timed out",
+            [
+                Problem(
+                    arm.command, where, f"did not finish within {timeout:g} s", "raise --timeout or shorten the command"
+                )
+            ],
+        ) from None
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise InputError(
             f"{where}: command failed",
-            [Problem(arm.command, where, f"exited {proc.returncode}: {_tail(proc.stderr or proc.stdout) or 'no output'}", "fix the command; a failed arm measures nothing, so nothing was written")],
+            [
+                Problem(
+                    arm.command,
+                    where,
+                    f"exited {proc.returncode}: {_tail(proc.stderr or proc.stdout) or 'no output'}",
+                    "fix the command; a failed arm measures nothing, so nothing was written",
+                )
+            ],
         )
     items = parse_log(proc.stdout + "\n" + proc.stderr, f"output of {ARM_NAMES[label]} ({arm.command})")
     if not items:
@@ -128,7 +166,17 @@ def run_arm_once(arm: Arm, label: str, round_no: int, *, cwd: Path | None = None
     data = items[-1].data
     value = value_of(data) if isinstance(data, dict) else None
     if value is None:
-        raise InputError(f"{where}: no value", [Problem(arm.command, where, "its last LEDGER line has no median and no samples", "print the measured median or samples")])
+        raise InputError(
+            f"{where}: no value",
+            [
+                Problem(
+                    arm.command,
+                    where,
+                    "its last LEDGER line has no median and no samples",
+                    "print the measured median or samples",
+                )
+            ],
+        )
     return ArmRun(label, round_no, value, wall, data)
 
 
@@ -145,10 +193,27 @@ def resolve_contract(ledger: Any, text: str | None) -> str | None:
     try:
         record_id = ledger.resolve_id(text)
     except NotFound:
-        raise InputError("no such contract", [Problem("<command line>", "--contract", f"no contract record with id or name {text!r}", "`ledger list contract` shows the contracts; add one first")]) from None
+        raise InputError(
+            "no such contract",
+            [
+                Problem(
+                    "<command line>",
+                    "--contract",
+                    f"no contract record with id or name {text!r}",
+                    "`ledger list contract` shows the contracts; add one first",
+                )
+            ],
+        ) from None
     path = ledger.find(record_id)
     if path is None or path.parent.parent.name != "contract":
-        raise InputError("not a contract", [Problem("<command line>", "--contract", f"{text!r} is not a contract record", "give a contract's id or name")])
+        raise InputError(
+            "not a contract",
+            [
+                Problem(
+                    "<command line>", "--contract", f"{text!r} is not a contract record", "give a contract's id or name"
+                )
+            ],
+        )
     return record_id
 
 
@@ -156,12 +221,36 @@ def _consistent(runs: list[ArmRun]) -> tuple[str, str, bool]:
     """Metric, unit and direction shared by every run; refuse a mixture."""
     structured = {r.data is not None for r in runs}
     if len(structured) > 1:
-        raise InputError("arms measured differently", [Problem("<sandwich>", "arms", "some runs printed a LEDGER line and others did not, so some values are wall times", "make every arm print its measurement, or none")])
+        raise InputError(
+            "arms measured differently",
+            [
+                Problem(
+                    "<sandwich>",
+                    "arms",
+                    "some runs printed a LEDGER line and others did not, so some values are wall times",
+                    "make every arm print its measurement, or none",
+                )
+            ],
+        )
     if structured == {False}:
         return "wall_time", "s", True
-    keys = {(r.data.get("metric", "step_time"), r.data.get("unit", "s"), bool(r.data.get("lower_is_better", True))) for r in runs if r.data}
+    keys = {
+        (r.data.get("metric", "step_time"), r.data.get("unit", "s"), bool(r.data.get("lower_is_better", True)))
+        for r in runs
+        if r.data
+    }
     if len(keys) > 1:
-        raise InputError("arms measured different things", [Problem("<sandwich>", "metric", f"the arms reported different metrics/units: {sorted(keys)}", "every arm must measure the same metric in the same unit")])
+        raise InputError(
+            "arms measured different things",
+            [
+                Problem(
+                    "<sandwich>",
+                    "metric",
+                    f"the arms reported different metrics/units: {sorted(keys)}",
+                    "every arm must measure the same metric in the same unit",
+                )
+            ],
+        )
     return keys.pop()
 
 
@@ -174,12 +263,25 @@ def _check_reported_stamps(runs: list[ArmRun], contract: str | None) -> None:
         alloc = r.data.get("allocation")
         reported_contract = r.data.get("contract", contract)
         key = f"{ARM_NAMES[r.arm]} round {r.round}"
-        per_arm[key] = {"allocation": alloc if alloc is not None else {"id": "<this allocation>"}, "contract": reported_contract}
+        per_arm[key] = {
+            "allocation": alloc if alloc is not None else {"id": "<this allocation>"},
+            "contract": reported_contract,
+        }
     if per_arm:
         check_same_allocation_and_contract(per_arm)
         reported = {v["contract"] for v in per_arm.values()}
         if contract is not None and reported != {contract}:
-            raise InputError("contract mismatch", [Problem("<sandwich>", "contract", f"the arms report contract {sorted(map(str, reported))} but --contract is {contract}", "measure under the contract you name")])
+            raise InputError(
+                "contract mismatch",
+                [
+                    Problem(
+                        "<sandwich>",
+                        "contract",
+                        f"the arms report contract {sorted(map(str, reported))} but --contract is {contract}",
+                        "measure under the contract you name",
+                    )
+                ],
+            )
 
 
 def run_sandwich(
@@ -203,7 +305,9 @@ def run_sandwich(
 ) -> SandwichRun:
     """Interleave A, candidate, B for `rounds` rounds; record three measurements and a sandwich."""
     if rounds < 1:
-        raise InputError("bad rounds", [Problem("<command line>", "--rounds", f"{rounds} rounds", "run at least one round")])
+        raise InputError(
+            "bad rounds", [Problem("<command line>", "--rounds", f"{rounds} rounds", "run at least one round")]
+        )
     arms = {"a": a, "candidate": candidate, "b": b or a}
     floor = floor_from_config(ledger.config) if floor_percent is None else floor_percent
     contract_id = resolve_contract(ledger, contract)
@@ -223,20 +327,55 @@ def run_sandwich(
     values = {label: [r.value for r in runs if r.arm == label] for label in ARMS}
     medians = {label: statistics.median(v) for label, v in values.items()}
     extra_deltas: dict[str, float] = {}
-    mfus = {label: [r.data["mfu_percent"] for r in runs if r.arm == label and r.data and isinstance(r.data.get("mfu_percent"), (int, float))] for label in ARMS}
+    mfus = {
+        label: [
+            r.data["mfu_percent"]
+            for r in runs
+            if r.arm == label and r.data and isinstance(r.data.get("mfu_percent"), (int, float))
+        ]
+        for label in ARMS
+    }
     if all(len(mfus[label]) == rounds for label in ARMS):
         mfu = {label: statistics.median(v) for label, v in mfus.items()}
         extra_deltas["mfu_points"] = mfu["candidate"] - (mfu["a"] + mfu["b"]) / 2
-    result = compute(medians["a"], medians["candidate"], medians["b"], floor_percent=floor, lower_is_better=lower, extra_deltas=extra_deltas)
+    result = compute(
+        medians["a"],
+        medians["candidate"],
+        medians["b"],
+        floor_percent=floor,
+        lower_is_better=lower,
+        extra_deltas=extra_deltas,
+    )
     outcome = SandwichRun(result=result, runs=runs)
     if not write:
         return outcome
-    _write(ledger, outcome, arms, contract_id=contract_id, metric=metric or found_metric, unit=unit, rounds=rounds,
-           candidate_label=candidate_label, title=title, stamping=stamping, mfus=mfus)
+    _write(
+        ledger,
+        outcome,
+        arms,
+        contract_id=contract_id,
+        metric=metric or found_metric,
+        unit=unit,
+        rounds=rounds,
+        candidate_label=candidate_label,
+        title=title,
+        stamping=stamping,
+        mfus=mfus,
+    )
     return outcome
 
 
-def _arm_measurement(label: str, arm: Arm, runs: list[ArmRun], *, contract_id: str | None, metric: str, unit: str, lower: bool, mfus: list[float]) -> dict[str, Any]:
+def _arm_measurement(
+    label: str,
+    arm: Arm,
+    runs: list[ArmRun],
+    *,
+    contract_id: str | None,
+    metric: str,
+    unit: str,
+    lower: bool,
+    mfus: list[float],
+) -> dict[str, Any]:
     mine = [r for r in runs if r.arm == label]
     data: dict[str, Any] = {
         "title": f"sandwich arm {ARM_NAMES[label]}: {arm.describe()}"[:500],
@@ -246,7 +385,11 @@ def _arm_measurement(label: str, arm: Arm, runs: list[ArmRun], *, contract_id: s
         "samples": [r.value for r in mine],
         "statistic": "median",
         "command": arm.describe() if arm.command is not None else None,
-        "extra": {"sandwich_arm": label, "per_round": "each sample is one round's value", "wall_s": [round(r.wall_s, 6) for r in mine]},
+        "extra": {
+            "sandwich_arm": label,
+            "per_round": "each sample is one round's value",
+            "wall_s": [round(r.wall_s, 6) for r in mine],
+        },
     }
     if contract_id:
         data["contract"] = contract_id
@@ -265,8 +408,20 @@ def _arm_measurement(label: str, arm: Arm, runs: list[ArmRun], *, contract_id: s
     return {k: v for k, v in data.items() if v is not None}
 
 
-def _write(ledger: Any, outcome: SandwichRun, arms: dict[str, Arm], *, contract_id: str | None, metric: str, unit: str, rounds: int,
-           candidate_label: str | None, title: str | None, stamping: Any, mfus: dict[str, list[float]]) -> None:
+def _write(
+    ledger: Any,
+    outcome: SandwichRun,
+    arms: dict[str, Arm],
+    *,
+    contract_id: str | None,
+    metric: str,
+    unit: str,
+    rounds: int,
+    candidate_label: str | None,
+    title: str | None,
+    stamping: Any,
+    mfus: dict[str, list[float]],
+) -> None:
     from dataclasses import replace
 
     from ..store.add import Stamping, check_references, prepare, seal_record
@@ -279,19 +434,45 @@ def _write(ledger: Any, outcome: SandwichRun, arms: dict[str, Arm], *, contract_
         stamping = replace(stamping, allocation=detect_allocation(overrides=stamping.overrides))
     result = outcome.result
     m_items = [
-        Item(_arm_measurement(label, arms[label], outcome.runs, contract_id=contract_id, metric=metric, unit=unit, lower=result.lower_is_better, mfus=mfus[label]), "<sandwich>", None)
+        Item(
+            _arm_measurement(
+                label,
+                arms[label],
+                outcome.runs,
+                contract_id=contract_id,
+                metric=metric,
+                unit=unit,
+                lower=result.lower_is_better,
+                mfus=mfus[label],
+            ),
+            "<sandwich>",
+            None,
+        )
         for label in ARMS
     ]
     measurements = prepare(ledger, "measurement", m_items, stamping)
     ids = dict(zip(ARMS, (m.id for m in measurements)))
     body: dict[str, Any] = {
-        "title": title or f"sandwich: {candidate_label or arms['candidate'].describe()} vs {arms['a'].describe()}"[:500],
-        "control_a": ids["a"], "candidate": ids["candidate"], "control_b": ids["b"],
+        "title": title
+        or f"sandwich: {candidate_label or arms['candidate'].describe()} vs {arms['a'].describe()}"[:500],
+        "control_a": ids["a"],
+        "candidate": ids["candidate"],
+        "control_b": ids["b"],
         "candidate_label": candidate_label or arms["candidate"].describe(),
-        "metric": metric, "unit": unit, "lower_is_better": result.lower_is_better, "rounds": rounds,
-        "a_value": result.a, "candidate_value": result.candidate, "b_value": result.b, "midpoint": result.midpoint,
-        "delta": result.delta, "delta_percent": result.delta_percent, "drift_percent": result.drift_percent,
-        "floor_percent": result.floor_percent, "verdict": result.verdict, "extra_deltas": result.extra_deltas,
+        "metric": metric,
+        "unit": unit,
+        "lower_is_better": result.lower_is_better,
+        "rounds": rounds,
+        "a_value": result.a,
+        "candidate_value": result.candidate,
+        "b_value": result.b,
+        "midpoint": result.midpoint,
+        "delta": result.delta,
+        "delta_percent": result.delta_percent,
+        "drift_percent": result.drift_percent,
+        "floor_percent": result.floor_percent,
+        "verdict": result.verdict,
+        "extra_deltas": result.extra_deltas,
     }
     if contract_id:
         body["contract"] = contract_id
@@ -301,12 +482,24 @@ def _write(ledger: Any, outcome: SandwichRun, arms: dict[str, Arm], *, contract_
     sealed = [seal_record(r) for r in (*measurements, *sandwiches)]
     # One write for all four: a failure leaves none of them behind.
     outcome.paths = ledger.write(sealed)
-    outcome.measurements = {label: m.model_copy(update={"sha256": d["sha256"]}) for label, m, d in zip(ARMS, measurements, sealed)}
+    outcome.measurements = {
+        label: m.model_copy(update={"sha256": d["sha256"]}) for label, m, d in zip(ARMS, measurements, sealed)
+    }
     outcome.sandwich = sandwiches[0].model_copy(update={"sha256": sealed[-1]["sha256"]})
 
 
-def sandwich_from_records(ledger: Any, a_id: str, candidate_id: str, b_id: str, *, floor_percent: float | None = None,
-                          candidate_label: str | None = None, title: str | None = None, stamping: Any = None, write: bool = True) -> SandwichRun:
+def sandwich_from_records(
+    ledger: Any,
+    a_id: str,
+    candidate_id: str,
+    b_id: str,
+    *,
+    floor_percent: float | None = None,
+    candidate_label: str | None = None,
+    title: str | None = None,
+    stamping: Any = None,
+    write: bool = True,
+) -> SandwichRun:
     """A sandwich of three measurements already in the ledger; refused across allocations or contracts."""
     from ..store.add import Stamping, add
     from ..store.inputs import Item
@@ -315,31 +508,73 @@ def sandwich_from_records(ledger: Any, a_id: str, candidate_id: str, b_id: str, 
     problems = []
     for label, rec in records.items():
         if rec.kind != "measurement":
-            problems.append(Problem(rec.id, "kind", f"arm {ARM_NAMES[label]} is a {rec.kind}, not a measurement", "give three measurement ids"))
+            problems.append(
+                Problem(
+                    rec.id,
+                    "kind",
+                    f"arm {ARM_NAMES[label]} is a {rec.kind}, not a measurement",
+                    "give three measurement ids",
+                )
+            )
         elif rec.outcome != "ok" or rec.median is None:
-            problems.append(Problem(rec.id, "outcome", f"arm {ARM_NAMES[label]} has no valid value (outcome {rec.outcome})", "a sandwich needs three measured arms"))
+            problems.append(
+                Problem(
+                    rec.id,
+                    "outcome",
+                    f"arm {ARM_NAMES[label]} has no valid value (outcome {rec.outcome})",
+                    "a sandwich needs three measured arms",
+                )
+            )
     if problems:
         raise InputError("the arms are not measurements with values; nothing was written", problems)
     check_same_allocation_and_contract(records)
     kinds = {(r.metric, r.unit, r.lower_is_better) for r in records.values()}
     if len(kinds) > 1:
-        raise InputError("arms measure different things", [Problem("<sandwich>", "metric", f"the arms measure {sorted(kinds)}", "give three measurements of one metric")])
+        raise InputError(
+            "arms measure different things",
+            [
+                Problem(
+                    "<sandwich>", "metric", f"the arms measure {sorted(kinds)}", "give three measurements of one metric"
+                )
+            ],
+        )
     metric, unit, lower = kinds.pop()
     floor = floor_from_config(ledger.config) if floor_percent is None else floor_percent
     extra: dict[str, float] = {}
     if all(r.mfu_percent is not None for r in records.values()):
-        extra["mfu_points"] = records["candidate"].mfu_percent - (records["a"].mfu_percent + records["b"].mfu_percent) / 2
-    result = compute(records["a"].median, records["candidate"].median, records["b"].median, floor_percent=floor, lower_is_better=lower, extra_deltas=extra)
+        extra["mfu_points"] = (
+            records["candidate"].mfu_percent - (records["a"].mfu_percent + records["b"].mfu_percent) / 2
+        )
+    result = compute(
+        records["a"].median,
+        records["candidate"].median,
+        records["b"].median,
+        floor_percent=floor,
+        lower_is_better=lower,
+        extra_deltas=extra,
+    )
     outcome = SandwichRun(result=result, runs=[], measurements=records)
     if not write:
         return outcome
     body = {
         "title": title or f"sandwich of {a_id} / {candidate_id} / {b_id}",
-        "control_a": records["a"].id, "candidate": records["candidate"].id, "control_b": records["b"].id,
-        "metric": metric, "unit": unit, "lower_is_better": lower, "rounds": max(1, min(len(r.samples) or 1 for r in records.values())),
-        "a_value": result.a, "candidate_value": result.candidate, "b_value": result.b, "midpoint": result.midpoint,
-        "delta": result.delta, "delta_percent": result.delta_percent, "drift_percent": result.drift_percent,
-        "floor_percent": result.floor_percent, "verdict": result.verdict, "extra_deltas": result.extra_deltas,
+        "control_a": records["a"].id,
+        "candidate": records["candidate"].id,
+        "control_b": records["b"].id,
+        "metric": metric,
+        "unit": unit,
+        "lower_is_better": lower,
+        "rounds": max(1, min(len(r.samples) or 1 for r in records.values())),
+        "a_value": result.a,
+        "candidate_value": result.candidate,
+        "b_value": result.b,
+        "midpoint": result.midpoint,
+        "delta": result.delta,
+        "delta_percent": result.delta_percent,
+        "drift_percent": result.drift_percent,
+        "floor_percent": result.floor_percent,
+        "verdict": result.verdict,
+        "extra_deltas": result.extra_deltas,
         # The sandwich was measured where its arms were: it carries their allocation.
         "allocation": records["a"].allocation.model_dump(mode="json", exclude_none=True),
     }
@@ -356,5 +591,8 @@ def split_command(text: str) -> str:
     try:
         shlex.split(text)
     except ValueError as exc:
-        raise InputError("command does not parse", [Problem("<command line>", "command", f"{text!r}: {exc}", "quote the command for the shell")]) from None
+        raise InputError(
+            "command does not parse",
+            [Problem("<command line>", "command", f"{text!r}: {exc}", "quote the command for the shell")],
+        ) from None
     return text

@@ -104,13 +104,17 @@ class TimerResult:
     @property
     def mfu_percent(self) -> float | None:
         if self.median and self.global_batch and self.flop_per_sample and self.peak:
-            return mfu_percent(self.flop_per_sample, self.global_batch, self.median, self.world_size, self.peak.tflops_per_gpu)
+            return mfu_percent(
+                self.flop_per_sample, self.global_batch, self.median, self.world_size, self.peak.tflops_per_gpu
+            )
         return None
 
     @property
     def mfu_vs_ceiling_percent(self) -> float | None:
         if self.median and self.global_batch and self.flop_per_sample and self.ceiling_tflops:
-            return mfu_percent(self.flop_per_sample, self.global_batch, self.median, self.world_size, self.ceiling_tflops)
+            return mfu_percent(
+                self.flop_per_sample, self.global_batch, self.median, self.world_size, self.ceiling_tflops
+            )
         return None
 
     def measurement(self, **fields: Any) -> dict[str, Any]:
@@ -139,7 +143,10 @@ class TimerResult:
             body["peak_convention"] = self.peak.name
         if self.mfu_vs_ceiling_percent is not None:
             body["mfu_vs_ceiling_percent"] = self.mfu_vs_ceiling_percent
-        extra: dict[str, Any] = {"clock": self.clock, "rank_reduction": "slowest-rank" if self.world_size > 1 else "single"}
+        extra: dict[str, Any] = {
+            "clock": self.clock,
+            "rank_reduction": "slowest-rank" if self.world_size > 1 else "single",
+        }
         if self.world_size > 1:
             extra["slowest_rank_per_step"] = self.slowest_rank
             extra["per_rank_median_s"] = self.per_rank_median
@@ -164,9 +171,19 @@ class StepTimer:
     to reduce over (default: the world, when initialised).
     """
 
-    def __init__(self, *, warmup: int = 10, global_batch: int | None = None, local_batch: int | None = None,
-                 grad_accum: int | None = None, flop_per_sample: float | None = None, peak: Peak | None = None,
-                 ceiling_tflops: float | None = None, device: torch.device | str | None = None, group: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        warmup: int = 10,
+        global_batch: int | None = None,
+        local_batch: int | None = None,
+        grad_accum: int | None = None,
+        flop_per_sample: float | None = None,
+        peak: Peak | None = None,
+        ceiling_tflops: float | None = None,
+        device: torch.device | str | None = None,
+        group: Any = None,
+    ) -> None:
         if warmup < 0:
             raise ValueError("warmup must be >= 0")
         self.warmup = warmup
@@ -178,7 +195,9 @@ class StepTimer:
         self.ceiling_tflops = ceiling_tflops
         self.group = group
         if device is None:
-            device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+            device = (
+                torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+            )
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
         self._events: list[tuple[Any, Any]] = []
@@ -257,7 +276,7 @@ class StepTimer:
         """Synchronise once, gather across ranks once, and reduce to the slowest rank per step."""
         if self._finished is not None:
             return self._finished
-        times = self._local_times()[self.warmup:]
+        times = self._local_times()[self.warmup :]
         alloc, reserved = self._memory()
         payload = {"times": times, "outcome": self.outcome, "error": self.error, "alloc": alloc, "reserved": reserved}
         import torch.distributed as dist
@@ -277,9 +296,16 @@ class StepTimer:
         failed = [(rank, p) for rank, p in enumerate(gathered) if p["outcome"] != "ok"]
         lengths = {len(p["times"]) for p in gathered}
         result = TimerResult(
-            samples=[], warmup_steps=self.warmup, world_size=world, clock="cuda-events" if self.cuda else "perf_counter",
-            global_batch=self.global_batch, local_batch=self.local_batch, grad_accum=self.grad_accum,
-            flop_per_sample=self.flop_per_sample, peak=self.peak, ceiling_tflops=self.ceiling_tflops,
+            samples=[],
+            warmup_steps=self.warmup,
+            world_size=world,
+            clock="cuda-events" if self.cuda else "perf_counter",
+            global_batch=self.global_batch,
+            local_batch=self.local_batch,
+            grad_accum=self.grad_accum,
+            flop_per_sample=self.flop_per_sample,
+            peak=self.peak,
+            ceiling_tflops=self.ceiling_tflops,
         )
         allocs = [p["alloc"] for p in gathered if p["alloc"] is not None]
         reserved = [p["reserved"] for p in gathered if p["reserved"] is not None]

@@ -45,7 +45,10 @@ def _resolve(value: Any, aliases: dict[str, str], where: str) -> Any:
         try:
             return aliases[value[1:]]
         except KeyError:
-            raise InputError("unknown alias", [Problem(DATA, where, f"refers to {value}, which no earlier record defines", "define the alias first")]) from None
+            raise InputError(
+                "unknown alias",
+                [Problem(DATA, where, f"refers to {value}, which no earlier record defines", "define the alias first")],
+            ) from None
     if isinstance(value, list):
         return [_resolve(v, aliases, where) for v in value]
     if isinstance(value, dict):
@@ -63,7 +66,10 @@ def build_demo(target: Path) -> DemoResult:
 
     target = target.resolve()
     if target.exists() and any(target.iterdir()):
-        raise InputError("target not empty", [Problem(str(target), "", "exists and is not empty", "give a new folder, or remove this one first")])
+        raise InputError(
+            "target not empty",
+            [Problem(str(target), "", "exists and is not empty", "give a new folder, or remove this one first")],
+        )
     target.mkdir(parents=True, exist_ok=True)
     repo = git.Repo.init(target, initial_branch="main")
     with repo.config_reader() as cfg:
@@ -91,13 +97,20 @@ def build_demo(target: Path) -> DemoResult:
         data = _resolve(data, result.aliases, f"line {item.line}")
         if kind == "sandwich":
             s = compute_sandwich(
-                data["a_value"], data["candidate_value"], data["b_value"],
-                floor_percent=floor, lower_is_better=data.get("lower_is_better", True),
+                data["a_value"],
+                data["candidate_value"],
+                data["b_value"],
+                floor_percent=floor,
+                lower_is_better=data.get("lower_is_better", True),
                 extra_deltas=data.get("extra_deltas"),
             )
             data.update(
-                midpoint=s.midpoint, delta=s.delta, delta_percent=s.delta_percent,
-                drift_percent=s.drift_percent, floor_percent=s.floor_percent, verdict=s.verdict,
+                midpoint=s.midpoint,
+                delta=s.delta,
+                delta_percent=s.delta_percent,
+                drift_percent=s.drift_percent,
+                floor_percent=s.floor_percent,
+                verdict=s.verdict,
             )
         (record,) = add(ledger, kind, [Item(data, item.file, item.line)], Stamping())
         result.records.append(record)

@@ -66,7 +66,13 @@ def summarize(demo: DemoResult, *, build_site: bool = True) -> DemoSummary:
             for row in rows
         ],
         decisions=[
-            {"family": d.family, "verdict": d.verdict, "qualifier": d.qualifier, "where_to_continue": d.where_to_continue, "id": d.id}
+            {
+                "family": d.family,
+                "verdict": d.verdict,
+                "qualifier": d.qualifier,
+                "where_to_continue": d.where_to_continue,
+                "id": d.id,
+            }
             for d in records
             if isinstance(d, Decision)
         ],
@@ -100,4 +106,8 @@ def _site(demo: DemoResult) -> dict[str, Any] | None:
         return None
     result = build_site(demo.ledger)
     index = getattr(result, "site_dir", None)
-    return {"site_dir": str(index) if index else None, "index": str(index / "index.html") if index else None, "pages": getattr(result, "pages", None)}
+    return {
+        "site_dir": str(index) if index else None,
+        "index": str(index / "index.html") if index else None,
+        "pages": getattr(result, "pages", None),
+    }

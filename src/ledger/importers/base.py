@@ -57,7 +57,9 @@ class ImportResult:
 
 def fail(file: str | Path, where: str, message: str, fix: str) -> InputError:
     """The error for a file that is not the format it claims. Raise it; nothing is written."""
-    return InputError(f"{file} is not a valid file of this format; nothing was written", [Problem(str(file), where, message, fix)])
+    return InputError(
+        f"{file} is not a valid file of this format; nothing was written", [Problem(str(file), where, message, fix)]
+    )
 
 
 def read_text(path: Path) -> str:
@@ -66,9 +68,14 @@ def read_text(path: Path) -> str:
     except FileNotFoundError:
         raise InputError("no such file", [Problem(str(path), "", "no such file", "check the path")]) from None
     except IsADirectoryError:
-        raise InputError("a folder", [Problem(str(path), "", "is a folder, not a file", "give the result file itself")]) from None
+        raise InputError(
+            "a folder", [Problem(str(path), "", "is a folder, not a file", "give the result file itself")]
+        ) from None
     except UnicodeDecodeError as exc:
-        raise InputError("not UTF-8", [Problem(str(path), f"byte {exc.start}", "is not UTF-8 text", "give the file the tool wrote, unchanged")]) from None
+        raise InputError(
+            "not UTF-8",
+            [Problem(str(path), f"byte {exc.start}", "is not UTF-8 text", "give the file the tool wrote, unchanged")],
+        ) from None
 
 
 def read_json(path: Path, fmt: str, *, allow_nan: bool = False) -> Any:
@@ -83,22 +90,38 @@ def read_json(path: Path, fmt: str, *, allow_nan: bool = False) -> Any:
             return json.loads(text)
         return json.loads(text, parse_constant=_constant)
     except json.JSONDecodeError as exc:
-        raise fail(path, f"line {exc.lineno}, column {exc.colno}", f"does not parse as JSON: {exc.msg}", f"give the JSON file {fmt} wrote, unchanged") from None
+        raise fail(
+            path,
+            f"line {exc.lineno}, column {exc.colno}",
+            f"does not parse as JSON: {exc.msg}",
+            f"give the JSON file {fmt} wrote, unchanged",
+        ) from None
     except ValueError as exc:
         at = text.find(str(exc))
         where = f"line {text.count(chr(10), 0, at) + 1}" if at >= 0 else ""
-        raise fail(path, where, f"holds the non-number {exc}", f"{fmt} does not write {exc}; give the file it wrote") from None
+        raise fail(
+            path, where, f"holds the non-number {exc}", f"{fmt} does not write {exc}; give the file it wrote"
+        ) from None
 
 
 def need(obj: Any, key: str, typ: type | tuple[type, ...], path: Path, where: str, fmt: str) -> Any:
     """obj[key], checked to be of `typ`; otherwise an error naming the key path."""
     here = f"key {where}.{key}" if where else f"key {key}"
     if not isinstance(obj, dict):
-        raise fail(path, f"key {where or '(top level)'}", f"is {type(obj).__name__}, expected an object", f"this is not a {fmt} file")
+        raise fail(
+            path,
+            f"key {where or '(top level)'}",
+            f"is {type(obj).__name__}, expected an object",
+            f"this is not a {fmt} file",
+        )
     if key not in obj:
         raise fail(path, here, "is missing", f"this is not a {fmt} file, or it was cut short")
     value = obj[key]
-    if not isinstance(value, typ) or isinstance(value, bool) and bool not in (typ if isinstance(typ, tuple) else (typ,)):
+    if (
+        not isinstance(value, typ)
+        or isinstance(value, bool)
+        and bool not in (typ if isinstance(typ, tuple) else (typ,))
+    ):
         names = " or ".join(t.__name__ for t in (typ if isinstance(typ, tuple) else (typ,)))
         raise fail(path, here, f"is {type(value).__name__}, expected {names}", f"this is not a {fmt} file")
     return value
@@ -118,8 +141,15 @@ def source_from_commit(commit: Any, *, dirty: bool | None = None, what: str) -> 
     return source, []
 
 
-def measurement_draft(path: Path, data: dict[str, Any], extra: dict[str, Any], gaps: list[str],
-                      observed: str | None, source: dict[str, Any] | None, environment: str) -> Draft:
+def measurement_draft(
+    path: Path,
+    data: dict[str, Any],
+    extra: dict[str, Any],
+    gaps: list[str],
+    observed: str | None,
+    source: dict[str, Any] | None,
+    environment: str,
+) -> Draft:
     """A benchmark result as a measurement draft: extra (with any provenance gaps), the
     time it was taken and its commit, pointing at the environment draft `environment`."""
     if gaps:
@@ -153,19 +183,34 @@ def parse_date(value: Any, path: Path, where: str) -> str | None:
     raise fail(path, where, f"{value!r} is not a date", "give the file the tool wrote, unchanged")
 
 
-def import_files(ledger: Ledger, fmt: str, paths: Sequence[Path | str], options: ImportOptions | None = None, *, dry_run: bool = False) -> ImportResult:
+def import_files(
+    ledger: Ledger,
+    fmt: str,
+    paths: Sequence[Path | str],
+    options: ImportOptions | None = None,
+    *,
+    dry_run: bool = False,
+) -> ImportResult:
     """Parse FILES as `fmt`, validate every record, then write all of them or none."""
     from . import FORMATS
 
     options = options or ImportOptions()
     if fmt not in FORMATS:
-        raise InputError(f"unknown format {fmt!r}", [Problem("<command line>", "FORMAT", f"unknown format {fmt!r}", "use one of: " + ", ".join(FORMATS))])
+        raise InputError(
+            f"unknown format {fmt!r}",
+            [Problem("<command line>", "FORMAT", f"unknown format {fmt!r}", "use one of: " + ", ".join(FORMATS))],
+        )
     if not paths:
-        raise InputError("no file", [Problem("<command line>", "FILE", "no file given", f"give one or more {fmt} files")])
+        raise InputError(
+            "no file", [Problem("<command line>", "FILE", "no file given", f"give one or more {fmt} files")]
+        )
     module = importlib.import_module(FORMATS[fmt])
     drafts: list[Draft] = module.parse([Path(p) for p in paths], options)
     if not drafts:
-        raise InputError("nothing to import", [Problem(str(paths[0]), "", "holds no result", f"give a {fmt} file with at least one result")])
+        raise InputError(
+            "nothing to import",
+            [Problem(str(paths[0]), "", "holds no result", f"give a {fmt} file with at least one result")],
+        )
     if options.contract:
         options.contract = ledger.resolve_id(options.contract)
     records = _build(ledger, drafts, options)
@@ -232,7 +277,11 @@ def _finish(draft: Draft, ids: dict[str, str], options: ImportOptions) -> dict[s
         if options.topology:
             alloc["topology"] = options.topology
     elif options.allocation:
-        data["allocation"] = {"id": options.allocation, "scheduler": "import", **({"topology": options.topology} if options.topology else {})}
+        data["allocation"] = {
+            "id": options.allocation,
+            "scheduler": "import",
+            **({"topology": options.topology} if options.topology else {}),
+        }
     data.setdefault("allocation", None)
     if options.contract and draft.kind == "measurement":
         data["contract"] = options.contract

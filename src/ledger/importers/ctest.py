@@ -14,7 +14,9 @@ from .base import Draft, ImportOptions, fail, read_text
 from .junit import gate_fields
 
 FMT = "ctest output"
-_RESULT_RE = re.compile(r"^\s*\d+/\d+\s+Test\s+#\d+:\s+(?P<name>\S+)\s+\.*\s*(?P<status>\*{0,3}[A-Za-z][^\d]*?)\s+(?P<time>[\d.]+)\s+sec")
+_RESULT_RE = re.compile(
+    r"^\s*\d+/\d+\s+Test\s+#\d+:\s+(?P<name>\S+)\s+\.*\s*(?P<status>\*{0,3}[A-Za-z][^\d]*?)\s+(?P<time>[\d.]+)\s+sec"
+)
 _SUMMARY_RE = re.compile(r"^\s*\d+% tests passed, (?P<failed>\d+) tests? failed out of (?P<total>\d+)")
 _TOTAL_TIME_RE = re.compile(r"^Total Test time \(real\) =\s*(?P<t>[\d.]+) sec")
 
@@ -26,7 +28,12 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
 def parse_one(path: Path, options: ImportOptions) -> Draft:
     lines = read_text(path).splitlines()
     if not any(line.startswith("Test project ") for line in lines):
-        raise fail(path, "line 1", "no `Test project` line", "give the console output of ctest, unchanged (or its --output-junit file to `ledger import junit`)")
+        raise fail(
+            path,
+            "line 1",
+            "no `Test project` line",
+            "give the console output of ctest, unchanged (or its --output-junit file to `ledger import junit`)",
+        )
     passed = failed = errors = skipped = 0
     skipped_names: list[str] = []
     failed_names: list[str] = []
@@ -43,11 +50,21 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
             elif status.startswith("not run") or status.startswith("skipped"):
                 skipped += 1
                 skipped_names.append(name)
-            elif status.startswith("failed") or status.startswith("exception") or "timeout" in status or status.startswith("subprocess"):
+            elif (
+                status.startswith("failed")
+                or status.startswith("exception")
+                or "timeout" in status
+                or status.startswith("subprocess")
+            ):
                 failed += 1
                 failed_names.append(name)
             else:
-                raise fail(path, f"line {lineno}", f"unknown test status {m.group('status').strip()!r}", "give the console output of ctest, unchanged")
+                raise fail(
+                    path,
+                    f"line {lineno}",
+                    f"unknown test status {m.group('status').strip()!r}",
+                    "give the console output of ctest, unchanged",
+                )
         elif (m := _SUMMARY_RE.match(line)) is not None:
             summary = (lineno, int(m.group("failed")), int(m.group("total")))
         elif (m := _TOTAL_TIME_RE.match(line)) is not None:
@@ -58,15 +75,39 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
         # ctest's "out of N" counts tests that ran, skipped ones included, disabled ones not;
         # a disagreement with the per-test lines means the output was cut or edited.
         if s_failed != failed:
-            raise fail(path, f"line {lineno}", f"summary says {s_failed} failed but {failed} test lines failed", "give the complete console output of ctest")
+            raise fail(
+                path,
+                f"line {lineno}",
+                f"summary says {s_failed} failed but {failed} test lines failed",
+                "give the complete console output of ctest",
+            )
     elif not no_tests and executed == 0 and skipped == 0:
-        raise fail(path, "line 1", "no test result lines and no `No tests were found` line", "give the complete console output of ctest")
+        raise fail(
+            path,
+            "line 1",
+            "no test result lines and no `No tests were found` line",
+            "give the complete console output of ctest",
+        )
     gaps = ["ctest output records no commit"] if not options.source_sha else []
     if options.exit_code is None:
         gaps.append("exit code unknown: give --exit-code or use `ledger gate run`")
     if not options.load_avg:
         gaps.append("machine load unknown: give --load or use `ledger gate run`")
-    data = gate_fields("ctest", options, passed=passed, failed=failed, errors=errors, skipped=skipped,
-                       skipped_names=skipped_names, failed_names=failed_names, duration=duration, gaps=gaps)
-    data["title"] = f"{path.name}: " + ("no tests were found" if no_tests else f"{executed} executed, {passed} passed, {failed} failed, {skipped} skipped")
+    data = gate_fields(
+        "ctest",
+        options,
+        passed=passed,
+        failed=failed,
+        errors=errors,
+        skipped=skipped,
+        skipped_names=skipped_names,
+        failed_names=failed_names,
+        duration=duration,
+        gaps=gaps,
+    )
+    data["title"] = f"{path.name}: " + (
+        "no tests were found"
+        if no_tests
+        else f"{executed} executed, {passed} passed, {failed} failed, {skipped} skipped"
+    )
     return Draft("gate", {k: v for k, v in data.items() if v is not None}, str(path), 1)

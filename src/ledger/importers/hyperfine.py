@@ -30,7 +30,12 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             times = need(result, "times", list, path, where, FMT)
             for j, t in enumerate(times):
                 if not isinstance(t, (int, float)) or isinstance(t, bool) or t < 0:
-                    raise fail(path, f"key {where}.times[{j}]", f"is {t!r}, expected seconds", "give the JSON hyperfine --export-json wrote")
+                    raise fail(
+                        path,
+                        f"key {where}.times[{j}]",
+                        f"is {t!r}, expected seconds",
+                        "give the JSON hyperfine --export-json wrote",
+                    )
             codes = result.get("exit_codes") or []
             failed = [c for c in codes if c not in (0, None)]
             extra: dict[str, Any] = {
@@ -43,14 +48,23 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                 "provenance_gaps": ["hyperfine records no commit, machine or date"],
             }
             # The commands of one file are variants of one thing timed: the metric is wall time, the command says which.
-            data: dict[str, Any] = {"metric": "wall_time", "unit": "s", "lower_is_better": True, "command": command, "allocation": allocation, "title": f"hyperfine {command}"}
+            data: dict[str, Any] = {
+                "metric": "wall_time",
+                "unit": "s",
+                "lower_is_better": True,
+                "command": command,
+                "allocation": allocation,
+                "title": f"hyperfine {command}",
+            }
             if failed:
                 # A run that exited non-zero timed something other than the command's work.
                 data["outcome"] = "failed"
                 data["notes"] = f"{len(failed)} of {len(codes)} runs exited non-zero (exit codes {sorted(set(failed))})"
                 extra["times"] = times
             elif not times:
-                raise fail(path, f"key {where}.times", "is empty", "give the JSON of a hyperfine run that measured something")
+                raise fail(
+                    path, f"key {where}.times", "is empty", "give the JSON of a hyperfine run that measured something"
+                )
             else:
                 data["samples"] = times
             data["extra"] = {k: v for k, v in extra.items() if v is not None}

@@ -26,8 +26,19 @@ def gate_outcome(executed: int, failed: int, errors: int, exit_code: int | None)
     return "pass"
 
 
-def gate_fields(fmt: str, options: ImportOptions, *, passed: int, failed: int, errors: int, skipped: int,
-                skipped_names: list[str], failed_names: list[str], duration: float | None, gaps: list[str]) -> dict[str, Any]:
+def gate_fields(
+    fmt: str,
+    options: ImportOptions,
+    *,
+    passed: int,
+    failed: int,
+    errors: int,
+    skipped: int,
+    skipped_names: list[str],
+    failed_names: list[str],
+    duration: float | None,
+    gaps: list[str],
+) -> dict[str, Any]:
     """The body of a gate record, shared by every test-report format."""
     executed = passed + failed + errors
     return {
@@ -58,13 +69,23 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         line, col = exc.position
-        raise fail(path, f"line {line}, column {col + 1}", f"does not parse as XML: {exc.msg if hasattr(exc, 'msg') else exc}", "give the XML file the test runner wrote") from None
+        raise fail(
+            path,
+            f"line {line}, column {col + 1}",
+            f"does not parse as XML: {exc.msg if hasattr(exc, 'msg') else exc}",
+            "give the XML file the test runner wrote",
+        ) from None
     if root.tag == "testsuites":
         suites = root.findall("testsuite")
     elif root.tag == "testsuite":
         suites = [root]
     else:
-        raise fail(path, "line 1", f"root element is <{root.tag}>, expected <testsuites> or <testsuite>", "give a JUnit XML report")
+        raise fail(
+            path,
+            "line 1",
+            f"root element is <{root.tag}>, expected <testsuites> or <testsuite>",
+            "give a JUnit XML report",
+        )
     passed = failed = errors = skipped = 0
     skipped_names: list[str] = []
     failed_names: list[str] = []
@@ -80,7 +101,12 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
         try:
             duration += float(suite.get("time") or 0)
         except ValueError:
-            raise fail(path, f"testsuite[{s}] attribute time", f"is {suite.get('time')!r}, expected seconds", "give the XML file the test runner wrote") from None
+            raise fail(
+                path,
+                f"testsuite[{s}] attribute time",
+                f"is {suite.get('time')!r}, expected seconds",
+                "give the XML file the test runner wrote",
+            ) from None
         for case in suite.iter("testcase"):
             name = "::".join(dict.fromkeys(p for p in (case.get("classname"), case.get("name")) if p))
             status = case.get("status")  # ctest writes run, fail, notrun, disabled
@@ -102,12 +128,27 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
     if not options.load_avg:
         gaps.append("machine load unknown: JUnit XML does not hold it (give --load or use `ledger gate run`)")
     stamps = [s for s in stamps if s]
-    data = gate_fields("junit", options, passed=passed, failed=failed, errors=errors, skipped=skipped,
-                       skipped_names=skipped_names, failed_names=failed_names, duration=duration, gaps=gaps)
+    data = gate_fields(
+        "junit",
+        options,
+        passed=passed,
+        failed=failed,
+        errors=errors,
+        skipped=skipped,
+        skipped_names=skipped_names,
+        failed_names=failed_names,
+        duration=duration,
+        gaps=gaps,
+    )
     if hosts or stamps:
-        data["allocation"] = {"id": f"junit-{'-'.join(sorted(hosts)) or 'unknown-host'}-{min(stamps) if stamps else path.name}",
-                              "scheduler": "local", "hosts": sorted(hosts)}
+        data["allocation"] = {
+            "id": f"junit-{'-'.join(sorted(hosts)) or 'unknown-host'}-{min(stamps) if stamps else path.name}",
+            "scheduler": "local",
+            "hosts": sorted(hosts),
+        }
     if stamps:
         data["observed_at"] = min(stamps)
-    data["title"] = f"{path.name}: {executed} executed, {passed} passed, {failed} failed, {errors} errors, {skipped} skipped"
+    data["title"] = (
+        f"{path.name}: {executed} executed, {passed} passed, {failed} failed, {errors} errors, {skipped} skipped"
+    )
     return Draft("gate", {k: v for k, v in data.items() if v is not None}, str(path), 1)

@@ -73,17 +73,44 @@ def structured_lines(text: str, name: str) -> list[LogLine]:
             reason = "is cut off (truncated JSON)" if truncated else f"does not parse ({exc})"
             raise InputError(
                 f"{name}: a {tag} line {reason}",
-                [Problem(name, f"line {lineno}", f"{tag} line {reason}: {_show(raw)}", _FIX_TRUNCATED if truncated else "each tag is followed by one JSON object on the same line")],
+                [
+                    Problem(
+                        name,
+                        f"line {lineno}",
+                        f"{tag} line {reason}: {_show(raw)}",
+                        _FIX_TRUNCATED if truncated else "each tag is followed by one JSON object on the same line",
+                    )
+                ],
             ) from None
         if not isinstance(data, dict):
-            raise InputError(f"{name}: {tag} is not an object", [Problem(name, f"line {lineno}", f"{tag} is followed by {type(data).__name__}, not a JSON object: {_show(raw)}", "print one JSON object after the tag")])
+            raise InputError(
+                f"{name}: {tag} is not an object",
+                [
+                    Problem(
+                        name,
+                        f"line {lineno}",
+                        f"{tag} is followed by {type(data).__name__}, not a JSON object: {_show(raw)}",
+                        "print one JSON object after the tag",
+                    )
+                ],
+            )
         out.append(LogLine(tag, data, lineno, raw))
     return out
 
 
 def _number(value: Any, name: str, field: str, line: LogLine) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-        raise InputError(f"{name}: {line.tag}.{field} is not a number", [Problem(name, f"line {line.line}, field {field}", f"{line.tag}.{field} = {value!r} is not a finite number: {_show(line.text)}", "print numbers as JSON numbers")])
+        raise InputError(
+            f"{name}: {line.tag}.{field} is not a number",
+            [
+                Problem(
+                    name,
+                    f"line {line.line}, field {field}",
+                    f"{line.tag}.{field} = {value!r} is not a finite number: {_show(line.text)}",
+                    "print numbers as JSON numbers",
+                )
+            ],
+        )
     return float(value)
 
 
@@ -92,7 +119,17 @@ def _series(data: dict[str, Any], key: str, name: str, line: LogLine) -> list[fl
     if value is None:
         return None
     if not isinstance(value, list) or not value:
-        raise InputError(f"{name}: {line.tag}.{key} is not a list", [Problem(name, f"line {line.line}, field {key}", f"{line.tag}.{key} must be a non-empty list of seconds", _FIX_CONTRADICTORY)])
+        raise InputError(
+            f"{name}: {line.tag}.{key} is not a list",
+            [
+                Problem(
+                    name,
+                    f"line {line.line}, field {key}",
+                    f"{line.tag}.{key} must be a non-empty list of seconds",
+                    _FIX_CONTRADICTORY,
+                )
+            ],
+        )
     return [_number(v, name, f"{key}[{i}]", line) for i, v in enumerate(value)]
 
 
@@ -101,7 +138,9 @@ def _agrees(given: float, derived: float) -> bool:
 
 
 def _contradiction(name: str, line: LogLine, message: str) -> InputError:
-    return InputError(f"{name}: {message}", [Problem(name, f"line {line.line}", f"{message}: {_show(line.text)}", _FIX_CONTRADICTORY)])
+    return InputError(
+        f"{name}: {message}", [Problem(name, f"line {line.line}", f"{message}: {_show(line.text)}", _FIX_CONTRADICTORY)]
+    )
 
 
 class _Bf16Run:
@@ -121,17 +160,28 @@ class _Bf16Run:
         if r.get("oom") is True:
             outcome = "oom"
         known = {
-            "local_batch_size", "gradient_accumulation_steps", "world_size", "internal_median_step_sec",
-            "internal_model_mfu_percent", "true_wall_median_step_sec", "true_wall_model_mfu_percent",
-            "peak_allocated_max_rank_bytes", "peak_reserved_max_rank_bytes", "warmup_steps", "measured_steps",
-            "outcome", "oom",
+            "local_batch_size",
+            "gradient_accumulation_steps",
+            "world_size",
+            "internal_median_step_sec",
+            "internal_model_mfu_percent",
+            "true_wall_median_step_sec",
+            "true_wall_model_mfu_percent",
+            "peak_allocated_max_rank_bytes",
+            "peak_reserved_max_rank_bytes",
+            "warmup_steps",
+            "measured_steps",
+            "outcome",
+            "oom",
         }
         record: dict[str, Any] = {"metric": "step_time", "unit": "s", "statistic": "median"}
         extra: dict[str, Any] = {"log_line": result.line}
         ints = {
-            "world_size": "world_size", "local_batch_size": "local_batch",
+            "world_size": "world_size",
+            "local_batch_size": "local_batch",
             "gradient_accumulation_steps": "grad_accum",
-            "peak_allocated_max_rank_bytes": "peak_allocated_bytes", "peak_reserved_max_rank_bytes": "peak_reserved_bytes",
+            "peak_allocated_max_rank_bytes": "peak_allocated_bytes",
+            "peak_reserved_max_rank_bytes": "peak_reserved_bytes",
         }
         for key, target in ints.items():
             if r.get(key) is not None:
@@ -148,7 +198,11 @@ class _Bf16Run:
             internal = _series(self.timing.data, "internal_slowest_rank_sec", name, self.timing)
             true_wall = _series(self.timing.data, "true_wall_slowest_rank_sec", name, self.timing)
             if internal and true_wall and len(internal) != len(true_wall):
-                raise _contradiction(name, self.timing, f"BF16_TIMING has {len(internal)} internal but {len(true_wall)} true-wall step times")
+                raise _contradiction(
+                    name,
+                    self.timing,
+                    f"BF16_TIMING has {len(internal)} internal but {len(true_wall)} true-wall step times",
+                )
         measured_from_timing = len(true_wall or internal or [])
 
         def declared(key: str) -> int | None:
@@ -162,7 +216,9 @@ class _Bf16Run:
             warm = warmup
         measured = declared("measured_steps")
         if measured is not None and measured_from_timing and measured != measured_from_timing:
-            raise _contradiction(name, result, f"measured_steps = {measured} but BF16_TIMING holds {measured_from_timing} step times")
+            raise _contradiction(
+                name, result, f"measured_steps = {measured} but BF16_TIMING holds {measured_from_timing} step times"
+            )
         measured = measured or measured_from_timing or None
 
         step_samples: list[float] = []
@@ -185,15 +241,26 @@ class _Bf16Run:
                 raise _contradiction(name, bad, f"BF16_STEP lines are not consecutive: {detail}")
             n = len(self.steps)
             if warm is not None and measured is not None and n != warm + measured:
-                raise _contradiction(name, result, f"{n} BF16_STEP lines but warmup {warm} + measured {measured} = {warm + measured}")
+                raise _contradiction(
+                    name, result, f"{n} BF16_STEP lines but warmup {warm} + measured {measured} = {warm + measured}"
+                )
             if warm is None and measured is not None:
                 warm = n - measured
                 if warm < 0:
-                    raise _contradiction(name, result, f"{n} BF16_STEP lines but BF16_TIMING holds {measured} measured steps")
+                    raise _contradiction(
+                        name, result, f"{n} BF16_STEP lines but BF16_TIMING holds {measured} measured steps"
+                    )
             if warm is None:
                 raise InputError(
                     f"{name}: cannot tell warmup from measured steps",
-                    [Problem(name, f"line {result.line}", f"BF16_RESULT names no warmup_steps and no BF16_TIMING precedes it: {_show(result.text)}", "print warmup_steps in BF16_RESULT, or pass --warmup N")],
+                    [
+                        Problem(
+                            name,
+                            f"line {result.line}",
+                            f"BF16_RESULT names no warmup_steps and no BF16_TIMING precedes it: {_show(result.text)}",
+                            "print warmup_steps in BF16_RESULT, or pass --warmup N",
+                        )
+                    ],
                 )
             if warm > n:
                 raise _contradiction(name, result, f"{n} BF16_STEP lines but warmup is {warm}")
@@ -205,7 +272,14 @@ class _Bf16Run:
         if not samples:
             raise InputError(
                 f"{name}: BF16_RESULT without step times",
-                [Problem(name, f"line {result.line}", f"BF16_RESULT has no BF16_TIMING and no BF16_STEP lines before it: {_show(result.text)}", _FIX_TRUNCATED)],
+                [
+                    Problem(
+                        name,
+                        f"line {result.line}",
+                        f"BF16_RESULT has no BF16_TIMING and no BF16_STEP lines before it: {_show(result.text)}",
+                        _FIX_TRUNCATED,
+                    )
+                ],
             )
         checks = [("true_wall_median_step_sec", true_wall), ("internal_median_step_sec", internal)]
         if not internal and not true_wall:
@@ -216,14 +290,20 @@ class _Bf16Run:
                 given = _number(r[key], name, key, result)
                 derived = statistics.median(series)
                 if not _agrees(given, derived):
-                    raise _contradiction(name, result, f"{key} = {given:g} but the median of the {len(series)} measured steps is {derived:g}")
+                    raise _contradiction(
+                        name,
+                        result,
+                        f"{key} = {given:g} but the median of the {len(series)} measured steps is {derived:g}",
+                    )
 
         record["samples"] = samples
         record["warmup_steps"] = warm if warm is not None else None
         if record["warmup_steps"] is None:
             del record["warmup_steps"]
         if "true_wall_model_mfu_percent" in r:
-            record["mfu_percent"] = _number(r["true_wall_model_mfu_percent"], name, "true_wall_model_mfu_percent", result)
+            record["mfu_percent"] = _number(
+                r["true_wall_model_mfu_percent"], name, "true_wall_model_mfu_percent", result
+            )
         elif "internal_model_mfu_percent" in r:
             record["mfu_percent"] = _number(r["internal_model_mfu_percent"], name, "internal_model_mfu_percent", result)
         if all(record.get(k) for k in ("world_size", "local_batch", "grad_accum")):
@@ -234,7 +314,9 @@ class _Bf16Run:
         for key in ("internal_median_step_sec", "internal_model_mfu_percent"):
             if key in r and true_wall:
                 extra[key] = r[key]
-        extra["samples_from"] = "true_wall_slowest_rank_sec" if true_wall else "internal_slowest_rank_sec" if internal else "BF16_STEP"
+        extra["samples_from"] = (
+            "true_wall_slowest_rank_sec" if true_wall else "internal_slowest_rank_sec" if internal else "BF16_STEP"
+        )
         for key, value in r.items():
             if key not in known:
                 extra[key] = value
@@ -268,7 +350,9 @@ def parse_log(text: str, name: str, *, warmup: int | None = None) -> list[Item]:
             run.steps.append(line)
         elif line.tag == "BF16_TIMING":
             if run.timing is not None:
-                raise _contradiction(name, line, f"a second BF16_TIMING (the first is at line {run.timing.line}) before BF16_RESULT")
+                raise _contradiction(
+                    name, line, f"a second BF16_TIMING (the first is at line {run.timing.line}) before BF16_RESULT"
+                )
             run.timing = line
         elif line.tag == "BF16_RESULT":
             record = run.result(line, source, name, warmup)
@@ -280,7 +364,14 @@ def parse_log(text: str, name: str, *, warmup: int | None = None) -> list[Item]:
         pending = run.timing or run.steps[-1]
         raise InputError(
             f"{name}: truncated log: a run has no BF16_RESULT",
-            [Problem(name, f"line {last.line}", f"{len(run.steps)} BF16_STEP line(s){' and a BF16_TIMING' if run.timing else ''} after the last BF16_RESULT, and no BF16_RESULT; the last structured line is {_show(last.text if last else pending.text)}", _FIX_TRUNCATED)],
+            [
+                Problem(
+                    name,
+                    f"line {last.line}",
+                    f"{len(run.steps)} BF16_STEP line(s){' and a BF16_TIMING' if run.timing else ''} after the last BF16_RESULT, and no BF16_RESULT; the last structured line is {_show(last.text if last else pending.text)}",
+                    _FIX_TRUNCATED,
+                )
+            ],
         )
     return items
 
@@ -298,12 +389,21 @@ def read_log(path: str | Path, *, warmup: int | None = None) -> list[Item]:
         except FileNotFoundError:
             raise InputError("no such file", [Problem(name, "", "no such file", "check the path of the log")]) from None
         except IsADirectoryError:
-            raise InputError("a folder", [Problem(name, "", "is a folder, not a log file", "give the run's output file")]) from None
+            raise InputError(
+                "a folder", [Problem(name, "", "is a folder, not a log file", "give the run's output file")]
+            ) from None
     items = parse_log(text, name, warmup=warmup)
     if not items:
         raise InputError(
             f"{name}: no measurement in the log",
-            [Problem(name, "", "no `LEDGER {json}` line and no BF16_RESULT line", "print structured lines from the harness (see docs/guide/sandwich.md)")],
+            [
+                Problem(
+                    name,
+                    "",
+                    "no `LEDGER {json}` line and no BF16_RESULT line",
+                    "print structured lines from the harness (see docs/guide/sandwich.md)",
+                )
+            ],
         )
     return items
 
@@ -313,6 +413,10 @@ def value_of(data: dict[str, Any]) -> float | None:
     if isinstance(data.get("median"), (int, float)) and not isinstance(data.get("median"), bool):
         return float(data["median"])
     samples = data.get("samples")
-    if isinstance(samples, list) and samples and all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in samples):
+    if (
+        isinstance(samples, list)
+        and samples
+        and all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in samples)
+    ):
         return float(statistics.median(samples))
     return None

@@ -24,8 +24,21 @@ FMT = "MLPerf"
 # A bash trace such as `+ echo ':::SYSJSON ...'` does not start with the tag and is skipped.
 _TAG_RE = re.compile(r"^(?:\d+:\s?)?:::(MLLOG|SYSJSON|GITCOMMITID)(?:[ \t](.*))?$")
 _PLACEHOLDER_RE = re.compile(r"PLACEHOLDER|UNKNOWN_MLPERF", re.IGNORECASE)
-_SUBMISSION_KEYS = ("submission_benchmark", "submission_org", "submission_division", "submission_status", "submission_platform")
-_HYPERPARAMS = ("global_batch_size", "gradient_accumulation_steps", "seed", "opt_base_learning_rate", "train_samples", "eval_samples")
+_SUBMISSION_KEYS = (
+    "submission_benchmark",
+    "submission_org",
+    "submission_division",
+    "submission_status",
+    "submission_platform",
+)
+_HYPERPARAMS = (
+    "global_batch_size",
+    "gradient_accumulation_steps",
+    "seed",
+    "opt_base_learning_rate",
+    "train_samples",
+    "eval_samples",
+)
 
 
 class Log:
@@ -52,9 +65,19 @@ def read_log(path: Path) -> Log:
         try:
             payload = json.loads(rest)
         except json.JSONDecodeError as exc:
-            raise fail(path, f"line {lineno}", f":::{tag} payload does not parse as JSON: {exc.msg}", "give the result log as the benchmark wrote it") from None
+            raise fail(
+                path,
+                f"line {lineno}",
+                f":::{tag} payload does not parse as JSON: {exc.msg}",
+                "give the result log as the benchmark wrote it",
+            ) from None
         if not isinstance(payload, dict):
-            raise fail(path, f"line {lineno}", f":::{tag} payload is {type(payload).__name__}, expected an object", "give the result log as the benchmark wrote it")
+            raise fail(
+                path,
+                f"line {lineno}",
+                f":::{tag} payload is {type(payload).__name__}, expected an object",
+                "give the result log as the benchmark wrote it",
+            )
         if tag == "SYSJSON":
             if log.sysjson is None:
                 log.sysjson = (lineno, payload)
@@ -62,9 +85,19 @@ def read_log(path: Path) -> Log:
         log.mllog_lines += 1
         for key in ("key", "time_ms"):
             if key not in payload:
-                raise fail(path, f"line {lineno}, key {key}", "is missing from the :::MLLOG event", "every MLLOG event has key, value and time_ms")
+                raise fail(
+                    path,
+                    f"line {lineno}, key {key}",
+                    "is missing from the :::MLLOG event",
+                    "every MLLOG event has key, value and time_ms",
+                )
         if not isinstance(payload["time_ms"], (int, float)) or isinstance(payload["time_ms"], bool):
-            raise fail(path, f"line {lineno}, key time_ms", f"is {payload['time_ms']!r}, expected milliseconds", "give the result log as the benchmark wrote it")
+            raise fail(
+                path,
+                f"line {lineno}, key time_ms",
+                f"is {payload['time_ms']!r}, expected milliseconds",
+                "give the result log as the benchmark wrote it",
+            )
         if payload["key"] == "tracked_stats":
             log.tracked.append((lineno, payload))
         else:
@@ -72,7 +105,12 @@ def read_log(path: Path) -> Log:
     if log.mllog_lines == 0:
         raise fail(path, "line 1", "holds no :::MLLOG line", "give an MLPerf result log (result_N.txt)")
     if "run_start" not in log.events:
-        raise fail(path, "key run_start", "no :::MLLOG run_start event", "time to train needs run_start; give a complete result log")
+        raise fail(
+            path,
+            "key run_start",
+            "no :::MLLOG run_start event",
+            "time to train needs run_start; give a complete result log",
+        )
     return log
 
 
@@ -88,7 +126,9 @@ def _int(text: Any) -> int | None:
         return None
 
 
-def system_draft(system: dict[str, Any], file: str, line: int | None, handle: str, observed_at: str | None, source: dict | None) -> Draft:
+def system_draft(
+    system: dict[str, Any], file: str, line: int | None, handle: str, observed_at: str | None, source: dict | None
+) -> Draft:
     stack = system.get("other_software_stack")
     stack = stack if isinstance(stack, dict) else {}
     per_node = _int(system.get("accelerators_per_node")) or 0
@@ -103,7 +143,9 @@ def system_draft(system: dict[str, Any], file: str, line: int | None, handle: st
         "nccl": stack.get("nccl_version") or None,
         "cudnn": stack.get("cudnn_version") or None,
         # One node's accelerators: the description is per node, the allocation says how many nodes.
-        "gpus": [{"index": i, "name": str(system.get("accelerator_model_name") or "accelerator")} for i in range(per_node)],
+        "gpus": [
+            {"index": i, "name": str(system.get("accelerator_model_name") or "accelerator")} for i in range(per_node)
+        ],
     }
     if observed_at:
         data["observed_at"] = observed_at
@@ -145,10 +187,17 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     for path in system_files:
         data = read_json(path, "MLPerf system description")
         if not isinstance(data, dict) or "system_name" not in data:
-            raise fail(path, "key system_name", "is missing", "a .json beside MLPerf logs must be the system description (systems/SYSTEM.json)")
+            raise fail(
+                path,
+                "key system_name",
+                "is missing",
+                "a .json beside MLPerf logs must be the system description (systems/SYSTEM.json)",
+            )
         given_system = (path, data)
     if not logs:
-        raise fail(paths[0], "", "no result log given", "give result_N.txt files (and optionally the system description JSON)")
+        raise fail(
+            paths[0], "", "no result log given", "give result_N.txt files (and optionally the system description JSON)"
+        )
 
     drafts: list[Draft] = []
     env_handles: dict[str, str] = {}
@@ -162,9 +211,13 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             source, more = None, [":::GITCOMMITID line is absent: the measured commit is unknown"]
         else:
             line_no, rest = log.commit_line
-            source, more = source_from_commit(rest.split()[0] if rest.split() else "", what=f":::GITCOMMITID (line {line_no})")
+            source, more = source_from_commit(
+                rest.split()[0] if rest.split() else "", what=f":::GITCOMMITID (line {line_no})"
+            )
         gaps += more
-        submission = {k.removeprefix("submission_"): _value(log, k) for k in _SUBMISSION_KEYS if _value(log, k) is not None}
+        submission = {
+            k.removeprefix("submission_"): _value(log, k) for k in _SUBMISSION_KEYS if _value(log, k) is not None
+        }
         for key, value in submission.items():
             if isinstance(value, str) and _PLACEHOLDER_RE.search(value):
                 gaps.append(f"submission_{key} is the placeholder {value!r}")
@@ -215,7 +268,11 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
 
         stop = log.events.get("run_stop")
         status = (stop[1].get("metadata") or {}).get("status") if stop else None
-        throughputs = [float(p["value"]["throughput"]) for _, p in log.tracked if isinstance(p.get("value"), dict) and isinstance(p["value"].get("throughput"), (int, float))]
+        throughputs = [
+            float(p["value"]["throughput"])
+            for _, p in log.tracked
+            if isinstance(p.get("value"), dict) and isinstance(p["value"].get("throughput"), (int, float))
+        ]
         extra: dict[str, Any] = {
             "format": "mlperf",
             "submission": submission,
@@ -260,15 +317,24 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             extra["run_stop_ms"] = stop[1]["time_ms"]
             ttt = (stop[1]["time_ms"] - start["time_ms"]) / 60000.0
             if ttt < 0:
-                raise fail(path, f"line {stop[0]}, key time_ms", "run_stop is earlier than run_start", "give the result log as the benchmark wrote it")
+                raise fail(
+                    path,
+                    f"line {stop[0]}, key time_ms",
+                    "run_stop is earlier than run_start",
+                    "give the result log as the benchmark wrote it",
+                )
             data["samples"] = [ttt]
-        data["title"] = f"MLPerf {benchmark} on {system_name}: " + (f"time to train {ttt:.3f} min" if ttt is not None else f"{data['outcome']} ({status or 'no run_stop'})")
+        data["title"] = f"MLPerf {benchmark} on {system_name}: " + (
+            f"time to train {ttt:.3f} min" if ttt is not None else f"{data['outcome']} ({status or 'no run_stop'})"
+        )
         handle = f"run{n}"
         draft = Draft("measurement", data, str(path), start_line, handle=handle)
         if env_handle:
             draft.refs["environment"] = env_handle
         drafts.append(draft)
-        groups[(benchmark, submission.get("org"), system_name, submission.get("division"))].append((handle, ttt, str(path)))
+        groups[(benchmark, submission.get("org"), system_name, submission.get("division"))].append(
+            (handle, ttt, str(path))
+        )
 
     for (benchmark, org, system_name, division), runs in groups.items():
         if len(runs) < 3:
@@ -277,12 +343,28 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     return drafts
 
 
-def _set_draft(benchmark: str, org: Any, system_name: str, division: Any, runs: list[tuple[str, float | None, str]]) -> Draft:
+def _set_draft(
+    benchmark: str, org: Any, system_name: str, division: Any, runs: list[tuple[str, float | None, str]]
+) -> Draft:
     ok = [(h, v, f) for h, v, f in runs if v is not None]
     failed = len(runs) - len(ok)
     values = [v for _, v, _ in ok]
-    extra: dict[str, Any] = {"format": "mlperf", "result_set": True, "runs_total": len(runs), "runs_failed": failed, "benchmark": benchmark, "org": org, "division": division}
-    data: dict[str, Any] = {"metric": "time_to_train", "unit": "min", "lower_is_better": True, "allocation": None, "extra": extra}
+    extra: dict[str, Any] = {
+        "format": "mlperf",
+        "result_set": True,
+        "runs_total": len(runs),
+        "runs_failed": failed,
+        "benchmark": benchmark,
+        "org": org,
+        "division": division,
+    }
+    data: dict[str, Any] = {
+        "metric": "time_to_train",
+        "unit": "min",
+        "lower_is_better": True,
+        "allocation": None,
+        "extra": extra,
+    }
     try:
         avg, dropped = olympic_average(values, failed)
     except ValueError as exc:
@@ -294,5 +376,14 @@ def _set_draft(benchmark: str, org: Any, system_name: str, division: Any, runs: 
         extra["olympic_average"] = avg
         extra["dropped"] = [ok[i][2] for i in dropped] + ([f"{failed} run(s) that did not converge"] if failed else [])
         data["title"] = f"MLPerf {benchmark} on {system_name}: olympic average {avg:.3f} min over {len(runs)} runs"
-        data["notes"] = "Result set: samples are the runs' times to train; the result is extra.olympic_average (fastest and slowest dropped). Runs are separate allocations."
-    return Draft("measurement", data, runs[0][2], None, handle=f"set-{benchmark}-{system_name}", refs={"extra.runs": [h for h, _, _ in runs]})
+        data["notes"] = (
+            "Result set: samples are the runs' times to train; the result is extra.olympic_average (fastest and slowest dropped). Runs are separate allocations."
+        )
+    return Draft(
+        "measurement",
+        data,
+        runs[0][2],
+        None,
+        handle=f"set-{benchmark}-{system_name}",
+        refs={"extra.runs": [h for h, _, _ in runs]},
+    )

@@ -37,7 +37,8 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         env: dict[str, Any] = {
             "title": f"pytest-benchmark machine {node}",
             "hostname": node,
-            "python": " ".join(str(machine[k]) for k in ("python_implementation", "python_version") if machine.get(k)) or None,
+            "python": " ".join(str(machine[k]) for k in ("python_implementation", "python_version") if machine.get(k))
+            or None,
             "cpu_model": cpu.get("brand_raw") or cpu.get("brand") or machine.get("processor") or None,
             "cpu_count": cpu.get("count") if isinstance(cpu.get("count"), int) and cpu.get("count") > 0 else None,
             "no_gpu_reason": "pytest-benchmark records no GPU",
@@ -48,12 +49,24 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         if source:
             env["source"] = source
         handle = f"env{n}"
-        drafts.append(Draft("environment", {k: v for k, v in env.items() if v is not None}, str(path), None, handle=handle))
+        drafts.append(
+            Draft("environment", {k: v for k, v in env.items() if v is not None}, str(path), None, handle=handle)
+        )
         for i, bench in enumerate(benchmarks):
             where = f"benchmarks[{i}]"
-            name = need(bench, "fullname", str, path, where, FMT) if "fullname" in (bench if isinstance(bench, dict) else {}) else need(bench, "name", str, path, where, FMT)
+            name = (
+                need(bench, "fullname", str, path, where, FMT)
+                if "fullname" in (bench if isinstance(bench, dict) else {})
+                else need(bench, "name", str, path, where, FMT)
+            )
             stats = need(bench, "stats", dict, path, where, FMT)
-            data: dict[str, Any] = {"metric": name, "unit": "s", "lower_is_better": True, "statistic": "median", "allocation": allocation}
+            data: dict[str, Any] = {
+                "metric": name,
+                "unit": "s",
+                "lower_is_better": True,
+                "statistic": "median",
+                "allocation": allocation,
+            }
             raw = stats.get("data")
             if isinstance(raw, list) and raw:
                 data["samples"] = raw

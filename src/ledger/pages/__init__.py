@@ -32,6 +32,17 @@ from .markdown import (
 )
 
 __all__ = [
-    "FrontMatter", "front_matter", "Cell", "Figure", "OwedItem", "Paragraph", "Section",
-    "owed_items", "owed_sections", "prose_paragraphs", "quoted_figures", "rendered_width", "tables",
+    "FrontMatter",
+    "front_matter",
+    "Cell",
+    "Figure",
+    "OwedItem",
+    "Paragraph",
+    "Section",
+    "owed_items",
+    "owed_sections",
+    "prose_paragraphs",
+    "quoted_figures",
+    "rendered_width",
+    "tables",
 ]

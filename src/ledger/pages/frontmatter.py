@@ -28,7 +28,7 @@ def split(text: str) -> tuple[str, str, int]:
         return "", text, 0
     for i in range(1, len(lines)):
         if lines[i].rstrip("\r\n") in (_FENCE, "..."):
-            return "".join(lines[1:i]), "".join(lines[i + 1:]), i + 1
+            return "".join(lines[1:i]), "".join(lines[i + 1 :]), i + 1
     return "", text, 0  # an unclosed fence is not front matter; MkDocs renders it as text
 
 

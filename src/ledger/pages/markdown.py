@@ -172,7 +172,9 @@ def prose_paragraphs(text: str) -> list[Paragraph]:
 # ("7.", "7.1", "§7", "7)"), starts with the word "Owed". This is matched on the
 # heading's rendered text, which markdown-it has already separated from the `#`s.
 _OWED_TITLE = re.compile(r"^(?:§\s*)?(?:\d+(?:\.\d+)*[.)]?\s+)?owed\b", re.IGNORECASE)
-_OWNER = re.compile(r"(?:\bowner\s*[:=]\s*|\bowned\s+by\s+)([^\s,;)\]]+)|(?<![\w@])@([A-Za-z0-9][\w.-]*)", re.IGNORECASE)
+_OWNER = re.compile(
+    r"(?:\bowner\s*[:=]\s*|\bowned\s+by\s+)([^\s,;)\]]+)|(?<![\w@])@([A-Za-z0-9][\w.-]*)", re.IGNORECASE
+)
 _ISSUE = re.compile(r"(?<![\w&])#(\d+)\b")
 _OWNER_HEADERS = {"owner", "owners", "owned by", "owner(s)"}
 _NO_OWNER = {"", "-", "—", "–", "none", "nobody", "unowned", "tbd", "?", "n/a"}
@@ -186,7 +188,7 @@ def _sections(tokens, offset: int) -> list[Section]:
     out = []
     for n, (line, level, title) in enumerate(heads):
         end = 0
-        for later_line, later_level, _ in heads[n + 1:]:
+        for later_line, later_level, _ in heads[n + 1 :]:
             if later_level <= level:
                 end = later_line - 1
                 break
@@ -258,13 +260,21 @@ def owed_items(text: str) -> list[OwedItem]:
             # The item's text: every inline token up to its closing tag, nested lists included.
             parts = []
             level = tok.level
-            for later in tokens[i + 1:]:
+            for later in tokens[i + 1 :]:
                 if later.type == "list_item_close" and later.level == level:
                     break
                 if later.type == "inline":
                     parts.append(_plain(later))
             item_text = " ".join(p.strip() for p in parts if p.strip())
-            out.append(OwedItem(line, item_text, _owner_in(item_text), tuple(int(n) for n in _ISSUE.findall(item_text)), section.title))
+            out.append(
+                OwedItem(
+                    line,
+                    item_text,
+                    _owner_in(item_text),
+                    tuple(int(n) for n in _ISSUE.findall(item_text)),
+                    section.title,
+                )
+            )
     out.sort(key=lambda item: item.line)
     return out
 
@@ -272,7 +282,9 @@ def owed_items(text: str) -> list[OwedItem]:
 # -- quoted figures ----------------------------------------------------------------------
 
 _NUM = r"\d+(?:\.\d+)?"
-_FIGURE = re.compile(r"(?<![\w.,/-])([~≈]\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(x|×|%|ms|µs|us|ns|s)(?![\w/])")
+_FIGURE = re.compile(
+    r"(?<![\w.,/-])([~≈]\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(x|×|%|ms|µs|us|ns|s)(?![\w/])"
+)
 _SPREADS = (
     re.compile(rf"({_NUM})(?:\s*(?:-|–|to)\s*({_NUM}))?\s*%\s+spread"),
     re.compile(rf"\bspread(?:s)?\s+(?:of\s+|is\s+|was\s+)?({_NUM})(?:\s*(?:-|–|to)\s*({_NUM}))?\s*%", re.IGNORECASE),
@@ -306,17 +318,26 @@ def _block_spread(text: str) -> tuple[float | None, list[tuple[int, int]]]:
     return spread, spans
 
 
-def _figures_in(text: str, line: int, spread: float | None, skip: list[tuple[int, int]], ids: tuple[str, ...]) -> list[Figure]:
+def _figures_in(
+    text: str, line: int, spread: float | None, skip: list[tuple[int, int]], ids: tuple[str, ...]
+) -> list[Figure]:
     out = []
     for m in _FIGURE.finditer(text):
         if any(a <= m.start(2) < b for a, b in skip):
             continue
         number = m.group(2)
-        out.append(Figure(
-            line=line, text=m.group(0).strip(), value=float(number.replace(",", "")),
-            unit=m.group(3), digits=significant_digits(number), approximate=bool(m.group(1)),
-            spread_percent=spread, ids=ids,
-        ))
+        out.append(
+            Figure(
+                line=line,
+                text=m.group(0).strip(),
+                value=float(number.replace(",", "")),
+                unit=m.group(3),
+                digits=significant_digits(number),
+                approximate=bool(m.group(1)),
+                spread_percent=spread,
+                ids=ids,
+            )
+        )
     return out
 
 

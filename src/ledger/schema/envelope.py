@@ -47,7 +47,9 @@ class Source(Model):
     """The commit of the measured source (which may be another checkout than the ledger's)."""
 
     repo: str | None = Field(None, description="Remote URL (credentials removed) or path of the measured checkout.")
-    sha: str = Field(..., description="The commit SHA: 40 hex, or an abbreviated historical SHA (then `abbreviated` is true).")
+    sha: str = Field(
+        ..., description="The commit SHA: 40 hex, or an abbreviated historical SHA (then `abbreviated` is true)."
+    )
     abbreviated: bool = Field(False, description="True when `sha` is shorter than 40 hex (historical evidence).")
     dirty: bool = Field(False, description="True when tracked files differed from the commit.")
     diff_sha256: str | None = Field(None, description="sha256 of `git diff HEAD` when dirty.")
@@ -114,19 +116,25 @@ class Envelope(Model):
     id: RecordId = Field(..., description="ULID: time-sortable, unique without coordination.")
     kind: str
     created_at: datetime = Field(..., description="When the record was written (UTC).")
-    observed_at: datetime | None = Field(None, description="When the evidence was taken, if not at `created_at` (historical evidence).")
+    observed_at: datetime | None = Field(
+        None, description="When the evidence was taken, if not at `created_at` (historical evidence)."
+    )
     title: str | None = Field(None, max_length=500, description="One line saying what this record is.")
     source: Source | None = None
     allocation: Allocation | None = None
     tool: Tool
     links: Links = Field(default_factory=Links)
-    supersedes: list[RecordId] = Field(default_factory=list, description="Ids of records this one corrects. Nothing is edited or deleted.")
+    supersedes: list[RecordId] = Field(
+        default_factory=list, description="Ids of records this one corrects. Nothing is edited or deleted."
+    )
     tags: list[Slug] = Field(default_factory=list)
     attachments: dict[str, str] = Field(
         default_factory=dict,
         description="Compact attachments: path relative to the records folder -> sha256 of its bytes.",
     )
-    sha256: str = Field(..., pattern=r"^[0-9a-f]{64}$", description="sha256 of the canonical JSON of the record without this field.")
+    sha256: str = Field(
+        ..., pattern=r"^[0-9a-f]{64}$", description="sha256 of the canonical JSON of the record without this field."
+    )
 
     @field_validator("created_at", "observed_at")
     @classmethod

@@ -29,10 +29,14 @@ class Contract(Envelope):
     name: Slug = Field(..., description="Unique name of the contract, e.g. `ltx2-t2v-fp32master-81x480x832`.")
     model: str = Field(..., min_length=1, description="What is measured: a model, a kernel, a command.")
     param_precision: str | None = Field(None, description="Precision of registered/master parameters, e.g. fp32.")
-    optimizer_state_precision: str | None = Field(None, description="Precision of optimizer state, e.g. fp32 Adam moments.")
+    optimizer_state_precision: str | None = Field(
+        None, description="Precision of optimizer state, e.g. fp32 Adam moments."
+    )
     compute_precision: str | None = Field(None, description="Working compute precision, e.g. bf16.")
     reduction_precision: str | None = None
-    shape: dict[str, int | float | str] = Field(default_factory=dict, description="Input shape: frames, height, width, tokens, batch...")
+    shape: dict[str, int | float | str] = Field(
+        default_factory=dict, description="Input shape: frames, height, width, tokens, batch..."
+    )
     attention: str | None = Field(None, description="Attention implementation, e.g. `FA4 dense`.")
     compile: str | None = Field(None, description="Compile mode, e.g. `regional`.")
     checkpointing: str | None = Field(None, description="Activation checkpointing, e.g. `none`.")
@@ -86,11 +90,16 @@ class Environment(Envelope):
     triton: str | None = None
     flash_attn: str | None = None
     python: str | None = None
-    env_flags: dict[str, str] = Field(default_factory=dict, description="Allowlisted performance-relevant environment variables.")
+    env_flags: dict[str, str] = Field(
+        default_factory=dict, description="Allowlisted performance-relevant environment variables."
+    )
     load_avg: list[NonNegative] = Field(default_factory=list, max_length=3)
     cpu_count: int | None = Field(None, ge=1)
     cpu_model: str | None = None
-    under_load: bool | None = Field(None, description="True when the GPUs were sampled while busy with the measured work (clocks are judged only then).")
+    under_load: bool | None = Field(
+        None,
+        description="True when the GPUs were sampled while busy with the measured work (clocks are judged only then).",
+    )
     health: HealthVerdict = Field(default_factory=HealthVerdict)
 
 
@@ -131,7 +140,9 @@ class FlopAudit(Envelope):
     flop_per_sample: int = Field(..., gt=0, description="The MFU numerator: model FLOP per sample.")
     derivation: str = Field(..., min_length=1, description="How the count was derived.")
     counted_flop_per_sample: int | None = Field(None, ge=0, description="FlopCounterMode total for one sample.")
-    itemised: dict[str, int] = Field(default_factory=dict, description="Terms explaining analytic minus counted (e.g. flash-attn ops).")
+    itemised: dict[str, int] = Field(
+        default_factory=dict, description="Terms explaining analytic minus counted (e.g. flash-attn ops)."
+    )
     peak: PeakConvention
     peaks: list[PeakConvention] = Field(default_factory=list, description="Other conventions reported beside `peak`.")
 
@@ -167,7 +178,9 @@ class Measurement(Envelope):
     metric: str = Field("step_time", description="What was measured.")
     unit: str = "s"
     lower_is_better: bool = True
-    samples: list[NonNegative] = Field(default_factory=list, description="Raw per-step values after warmup (slowest rank per step).")
+    samples: list[NonNegative] = Field(
+        default_factory=list, description="Raw per-step values after warmup (slowest rank per step)."
+    )
     warmup_steps: int | None = Field(None, ge=0)
     statistic: Literal["median", "mean", "min"] = "median"
     n: int | None = Field(None, ge=0)
@@ -189,7 +202,9 @@ class Measurement(Envelope):
     outcome: Outcome = "ok"
     health: Health = "unknown"
     health_reasons: list[str] = Field(default_factory=list)
-    comparable: bool = Field(True, description="False for runs kept as diagnostics that must not be compared to the contract.")
+    comparable: bool = Field(
+        True, description="False for runs kept as diagnostics that must not be compared to the contract."
+    )
     non_comparable_reason: str | None = None
     command: str | None = None
     notes: str | None = None
@@ -215,13 +230,17 @@ class Measurement(Envelope):
             if given is None:
                 data = {**data, key: value}
             elif not _close(given, value):
-                raise ValueError(f"{key} = {given} contradicts the samples, which give {value}; omit it and ledger derives it")
+                raise ValueError(
+                    f"{key} = {given} contradicts the samples, which give {value}; omit it and ledger derives it"
+                )
         return data
 
     @model_validator(mode="after")
     def _consistent(self) -> "Measurement":
         if self.outcome == "ok" and self.median is None and not self.samples and (self.min is None or self.max is None):
-            raise ValueError("an ok measurement needs samples, a median, or a min and max; an OOM or failed run sets outcome")
+            raise ValueError(
+                "an ok measurement needs samples, a median, or a min and max; an OOM or failed run sets outcome"
+            )
         if self.outcome != "ok" and self.samples:
             raise ValueError(f"outcome {self.outcome!r} means no valid step, but samples were given")
         if not self.comparable and not self.non_comparable_reason:
@@ -365,7 +384,9 @@ class Gate(Envelope):
     @model_validator(mode="after")
     def _honest(self) -> "Gate":
         if self.executed != self.passed + self.failed + self.errors:
-            raise ValueError(f"executed = {self.executed} but passed + failed + errors = {self.passed + self.failed + self.errors}")
+            raise ValueError(
+                f"executed = {self.executed} but passed + failed + errors = {self.passed + self.failed + self.errors}"
+            )
         if self.outcome == "pass" and self.executed == 0:
             raise ValueError("a gate that executed no test is outcome no-tests, never pass")
         if self.outcome == "pass" and (self.failed or self.errors or (self.exit_code not in (None, 0))):
@@ -417,7 +438,9 @@ class ProcessMemory(Model):
 
     pid: int = Field(..., ge=0)
     name: str = Field(..., description="The process name (comm) when first seen.")
-    found_by: Literal["pid", "name", "child", "descendant"] = Field(..., description="Exact pid, exact name (comm or argv[0] basename), or the launched command's process tree.")
+    found_by: Literal["pid", "name", "child", "descendant"] = Field(
+        ..., description="Exact pid, exact name (comm or argv[0] basename), or the launched command's process tree."
+    )
     samples: int = Field(0, ge=0)
     anon_peak_bytes: int | None = Field(None, ge=0, description="Peak RssAnon.")
     file_peak_bytes: int | None = Field(None, ge=0, description="Peak RssFile (file-backed, e.g. mmap'd weights).")
@@ -432,7 +455,9 @@ class PhaseProcessDelta(Model):
     anon_delta_bytes: int | None = None
     file_delta_bytes: int | None = None
     gpu_delta_bytes: int | None = None
-    anon_peak_rise_bytes: int | None = Field(None, description="Highest RssAnon inside the phase minus its value at the start.")
+    anon_peak_rise_bytes: int | None = Field(
+        None, description="Highest RssAnon inside the phase minus its value at the start."
+    )
     cpu_cores_mean: NonNegative | None = None
 
 
@@ -441,7 +466,9 @@ class PhaseSummary(Model):
     start_s: NonNegative = Field(..., description="Seconds after sampling began.")
     end_s: NonNegative
     source: Literal["api", "marker"] = "api"
-    mem_available_delta_bytes: int | None = Field(None, description="MemAvailable at the end minus at the start (negative: memory was taken).")
+    mem_available_delta_bytes: int | None = Field(
+        None, description="MemAvailable at the end minus at the start (negative: memory was taken)."
+    )
     mem_available_min_bytes: int | None = Field(None, ge=0)
     gpu_utilization_max_percent: NonNegative | None = None
     processes: list[PhaseProcessDelta] = Field(default_factory=list)
@@ -453,7 +480,9 @@ class GpuSampling(Model):
     devices: int = Field(0, ge=0)
     utilization_max_percent: NonNegative | None = None
     utilization_nonzero_samples: int | None = Field(None, ge=0)
-    memory_used_peak_bytes: int | None = Field(None, ge=0, description="Device memory used (may be unsupported, e.g. on unified-memory parts).")
+    memory_used_peak_bytes: int | None = Field(
+        None, ge=0, description="Device memory used (may be unsupported, e.g. on unified-memory parts)."
+    )
 
 
 class MemoryProfile(Envelope):
@@ -469,7 +498,9 @@ class MemoryProfile(Envelope):
 
     command: str | None = None
     exit_code: int | None = None
-    targets: list[str] = Field(default_factory=list, description="How processes were chosen, e.g. `name=python3`, `pid=123`, `child`.")
+    targets: list[str] = Field(
+        default_factory=list, description="How processes were chosen, e.g. `name=python3`, `pid=123`, `child`."
+    )
     interval_s: NonNegative
     duration_s: NonNegative
     samples: int = Field(..., ge=0)
@@ -480,7 +511,9 @@ class MemoryProfile(Envelope):
     processes: list[ProcessMemory] = Field(default_factory=list)
     phases: list[PhaseSummary] = Field(default_factory=list)
     gpu: GpuSampling = Field(default_factory=GpuSampling)
-    series: str | None = Field(None, description="The attachment (relative to the records folder) holding the full series.")
+    series: str | None = Field(
+        None, description="The attachment (relative to the records folder) holding the full series."
+    )
 
     @model_validator(mode="after")
     def _series_attached(self) -> "MemoryProfile":

@@ -110,7 +110,14 @@ def svg(chart: Chart) -> bytes:
         for p in chart.points:
             by_topology[p.topology].append(p)
         for topology, points in sorted(by_topology.items()):
-            ax.plot([p.when for p in points], [p.value for p in points], marker="o", markersize=3, linewidth=1, label=_short(topology, 30))
+            ax.plot(
+                [p.when for p in points],
+                [p.value for p in points],
+                marker="o",
+                markersize=3,
+                linewidth=1,
+                label=_short(topology, 30),
+            )
         # Commits are labelled where few enough points leave room to read them.
         if len(chart.points) <= 20:
             for p in chart.points:

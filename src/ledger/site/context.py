@@ -59,7 +59,14 @@ class SiteData:
     listing_pages: dict[str, dict[str, list[Envelope]]] = field(default_factory=dict)  # kind -> page -> records
 
     @classmethod
-    def build(cls, title: str, records: list[Envelope], specs: list[Spec], contract_name: str | None = None, extra_cited: set[str] | None = None) -> "SiteData":
+    def build(
+        cls,
+        title: str,
+        records: list[Envelope],
+        specs: list[Spec],
+        contract_name: str | None = None,
+        extra_cited: set[str] | None = None,
+    ) -> "SiteData":
         data = cls(title=title, records=records, specs=specs, contract_name=contract_name)
         for record in records:
             data.by_id[record.id] = record
@@ -94,7 +101,7 @@ class SiteData:
                 for start in range(0, len(group), LISTING_CHUNK):
                     suffix = "" if start == 0 else f"-{start // LISTING_CHUNK + 1}"
                     page = f"records/{kind}/{month}{suffix}.md"
-                    chunk = group[start:start + LISTING_CHUNK]
+                    chunk = group[start : start + LISTING_CHUNK]
                     pages[page] = chunk
                     for record in chunk:
                         self.listing[record.id] = (page, f"r-{record.id.lower()}")

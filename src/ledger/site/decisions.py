@@ -18,4 +18,6 @@ def render(data: SiteData, env) -> Iterator[Page]:
         group = sorted((d for d in decisions if d.verdict == verdict), key=lambda d: (d.family.lower(), d.when, d.id))
         if group:
             groups.append((verdict, group))
-    yield Page(PAGE, env.get_template("decisions.md.j2").render(data=data, page=PAGE, decisions=decisions, groups=groups))
+    yield Page(
+        PAGE, env.get_template("decisions.md.j2").render(data=data, page=PAGE, decisions=decisions, groups=groups)
+    )

@@ -44,7 +44,7 @@ def _escape_line_start(line: str) -> str:
         return stripped
     lead = match.group(2)
     if lead[0].isdigit():
-        return lead[:-1] + "\\" + lead[-1] + stripped[len(lead):]
+        return lead[:-1] + "\\" + lead[-1] + stripped[len(lead) :]
     return "\\" + stripped
 
 

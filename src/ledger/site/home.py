@@ -45,7 +45,9 @@ def _row(data: SiteData, row) -> StopRow:
     median = data.quote(m.id, m.median, m.unit)
     throughput = data.quote(m.id, row.throughput, m.throughput_unit or "")
     mfu = data.quote(m.id, row.mfu, "%") if row.mfu is not None else "–"
-    convention = row.flop_audit.peak.name if row.flop_audit is not None and row.mfu_recomputed is not None else m.peak_convention
+    convention = (
+        row.flop_audit.peak.name if row.flop_audit is not None and row.mfu_recomputed is not None else m.peak_convention
+    )
     if convention and row.mfu is not None:
         mfu += f" ({convention})"
     return StopRow(row.topology, row.batch, median, throughput, mfu, status, _links(data, ids), tuple(ids))
@@ -63,10 +65,17 @@ def render(data: SiteData, env) -> Iterator[Page]:
     contract = current_contract(data.records, data.contract_name)
     counts = sorted(Counter(r.kind for r in data.records).items())
     text = env.get_template("home.md.j2").render(
-        data=data, page=PAGE, title=data.title, total=len(data.records), counts=counts,
-        latest=data.latest_time(), contract=contract,
+        data=data,
+        page=PAGE,
+        title=data.title,
+        total=len(data.records),
+        counts=counts,
+        latest=data.latest_time(),
+        contract=contract,
         contract_link=data.link(contract.id, PAGE, contract.name) if contract else "",
-        rows=stopping_rows(data), recent=data.newest(RECENT), relative=relative,
+        rows=stopping_rows(data),
+        recent=data.newest(RECENT),
+        relative=relative,
     )
     yield Page(PAGE, text)
 

@@ -20,13 +20,28 @@ def owed(data: SiteData) -> list[dict]:
     for spec in data.specs:
         href = posixpath.relpath(page_of(spec), posixpath.dirname(PAGE))
         for item in pages.owed_items(spec.body):
-            out.append({"text": item.text, "owner": item.owner or "unowned", "issues": ", ".join(f"#{n}" for n in item.issues), "spec": spec.name, "href": href})
+            out.append(
+                {
+                    "text": item.text,
+                    "owner": item.owner or "unowned",
+                    "issues": ", ".join(f"#{n}" for n in item.issues),
+                    "spec": spec.name,
+                    "href": href,
+                }
+            )
         front = spec.front.get("owed") or []
         for entry in front if isinstance(front, list) else [front]:
             entry = entry if isinstance(entry, dict) else {"item": entry}
             issue = entry.get("issue")
-            out.append({"text": entry.get("item") or entry.get("text") or "", "owner": entry.get("owner") or "unowned",
-                        "issues": f"#{issue}" if issue else "", "spec": spec.name, "href": href})
+            out.append(
+                {
+                    "text": entry.get("item") or entry.get("text") or "",
+                    "owner": entry.get("owner") or "unowned",
+                    "issues": f"#{issue}" if issue else "",
+                    "spec": spec.name,
+                    "href": href,
+                }
+            )
     return out
 
 
@@ -38,4 +53,9 @@ def render(data: SiteData, env) -> Iterator[Page]:
         if group:
             groups.append((status, group))
     issues = sorted(data.by_kind.get("issue", []), key=lambda i: i.number)
-    yield Page(PAGE, env.get_template("hypotheses.md.j2").render(data=data, page=PAGE, groups=groups, owed=owed(data), issues=issues))
+    yield Page(
+        PAGE,
+        env.get_template("hypotheses.md.j2").render(
+            data=data, page=PAGE, groups=groups, owed=owed(data), issues=issues
+        ),
+    )

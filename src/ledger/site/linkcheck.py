@@ -49,29 +49,63 @@ def check(site: Path, *, request_only: bool = False) -> list[Problem]:
         for tag_match in _ATTR.finditer(text):
             tag = tag_match.group(1).lower()
             attrs = tag_match.group(2)
-            is_stylesheet = tag == "link" and re.search(r"rel\s*=\s*[\"']?[^\"'>]*(stylesheet|preload|prefetch|icon|manifest|modulepreload)", attrs, re.IGNORECASE)
+            is_stylesheet = tag == "link" and re.search(
+                r"rel\s*=\s*[\"']?[^\"'>]*(stylesheet|preload|prefetch|icon|manifest|modulepreload)",
+                attrs,
+                re.IGNORECASE,
+            )
             for m in _HREF.finditer(attrs):
                 attr = m.group(1).lower()
                 value = m.group(3) if m.group(3) is not None else m.group(4)
                 value = value.replace("&amp;", "&")
                 parts = urlsplit(value)
                 loads = attr != "href" or bool(is_stylesheet)
-                if parts.scheme.lower() in ("javascript", "vbscript", "data") and not (parts.scheme.lower() == "data" and tag == "img" or tag == "link"):
-                    problems.append(Problem(rel, f"<{tag} {attr}>", f"{parts.scheme}: URL {value[:60]!r}", "user text must never become a live link"))
+                if parts.scheme.lower() in ("javascript", "vbscript", "data") and not (
+                    parts.scheme.lower() == "data" and tag == "img" or tag == "link"
+                ):
+                    problems.append(
+                        Problem(
+                            rel,
+                            f"<{tag} {attr}>",
+                            f"{parts.scheme}: URL {value[:60]!r}",
+                            "user text must never become a live link",
+                        )
+                    )
                     continue
                 if parts.scheme or parts.netloc:
                     if loads and parts.scheme.lower() != "data":
-                        problems.append(Problem(rel, f"<{tag} {attr}>", f"loads {value[:80]!r} from another host", "the site must make no request off its own host"))
+                        problems.append(
+                            Problem(
+                                rel,
+                                f"<{tag} {attr}>",
+                                f"loads {value[:80]!r} from another host",
+                                "the site must make no request off its own host",
+                            )
+                        )
                     continue
                 if request_only or not parts.path and not parts.fragment:
                     continue
                 if parts.path:
                     target = _target(site, page, unquote(parts.path))
                     if target is None:
-                        problems.append(Problem(rel, f"<{tag} {attr}>", f"links to {value!r}, which is not in the built site", "fix the link or the page it points at"))
+                        problems.append(
+                            Problem(
+                                rel,
+                                f"<{tag} {attr}>",
+                                f"links to {value!r}, which is not in the built site",
+                                "fix the link or the page it points at",
+                            )
+                        )
                         continue
                 else:
                     target = page
                 if parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in _ids(target, cache):
-                    problems.append(Problem(rel, f"<{tag} {attr}>", f"links to {value!r}, but that page has no anchor {parts.fragment!r}", "fix the anchor"))
+                    problems.append(
+                        Problem(
+                            rel,
+                            f"<{tag} {attr}>",
+                            f"links to {value!r}, but that page has no anchor {parts.fragment!r}",
+                            "fix the anchor",
+                        )
+                    )
     return problems

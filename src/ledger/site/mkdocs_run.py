@@ -38,7 +38,10 @@ def _load(path: Path):
     except Exception as exc:  # ruamel raises many YAMLError subclasses and ValueErrors
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
-        raise InputError("mkdocs.yml does not parse", [Problem(str(path), where, f"YAML error: {getattr(exc, 'problem', None) or exc}", "fix the YAML syntax")]) from None
+        raise InputError(
+            "mkdocs.yml does not parse",
+            [Problem(str(path), where, f"YAML error: {getattr(exc, 'problem', None) or exc}", "fix the YAML syntax")],
+        ) from None
 
 
 def docs_dir(mkdocs_yml: Path) -> Path:
@@ -114,16 +117,24 @@ def build(mkdocs_yml: Path, *, out: Path | None = None, strict: bool = True) -> 
         try:
             config = load_config(config_file=str(mkdocs_yml), **overrides)
         except ConfigurationError as exc:
-            raise InputError("mkdocs.yml is invalid", [Problem(str(mkdocs_yml), "", str(exc), "fix mkdocs.yml; `mkdocs build` shows the same message")]) from None
+            raise InputError(
+                "mkdocs.yml is invalid",
+                [Problem(str(mkdocs_yml), "", str(exc), "fix mkdocs.yml; `mkdocs build` shows the same message")],
+            ) from None
         # Strictness is enforced by the caller from the collected warnings, so that every
         # warning is reported at once rather than MkDocs stopping at the first.
         config["strict"] = False
         try:
             mk_build(config)
         except Abort as exc:
-            raise InputError("mkdocs build failed", [Problem(str(mkdocs_yml), "", str(exc), "see the messages above")]) from None
+            raise InputError(
+                "mkdocs build failed", [Problem(str(mkdocs_yml), "", str(exc), "see the messages above")]
+            ) from None
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
-    problems = [Problem(str(mkdocs_yml.name), "mkdocs", msg.replace("\n", " "), "fix the page or link MkDocs names") for msg in handler.messages]
+    problems = [
+        Problem(str(mkdocs_yml.name), "mkdocs", msg.replace("\n", " "), "fix the page or link MkDocs names")
+        for msg in handler.messages
+    ]
     return Path(config["site_dir"]), problems

@@ -14,7 +14,25 @@ from .escape import md_code, md_inline, md_url
 
 INDEX = "records/index.md"
 #: Body fields shown as a code block of their own rather than in the fields table.
-BLOCK_FIELDS = frozenset({"samples", "command", "notes", "body", "derivation", "description", "skipped_names", "gpus", "extra", "itemised", "env_flags", "shape", "mechanism", "where_to_continue", "statement"})
+BLOCK_FIELDS = frozenset(
+    {
+        "samples",
+        "command",
+        "notes",
+        "body",
+        "derivation",
+        "description",
+        "skipped_names",
+        "gpus",
+        "extra",
+        "itemised",
+        "env_flags",
+        "shape",
+        "mechanism",
+        "where_to_continue",
+        "statement",
+    }
+)
 #: Long text fields shown as prose blocks rather than code.
 SHORT_FIELD_LIMIT = 120
 
@@ -73,7 +91,11 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
         if isinstance(value, str) and name not in ref_fields and (len(value) > SHORT_FIELD_LIMIT or "\n" in value):
             blocks.append((name, value))
             continue
-        if isinstance(value, (dict, list)) and name not in ref_fields and len(json.dumps(value, ensure_ascii=False)) > SHORT_FIELD_LIMIT:
+        if (
+            isinstance(value, (dict, list))
+            and name not in ref_fields
+            and len(json.dumps(value, ensure_ascii=False)) > SHORT_FIELD_LIMIT
+        ):
             blocks.append((name, json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)))
             continue
         fields.append((name, _value(data, page, name, value, ref_fields)))
@@ -85,8 +107,14 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
         env_record = None
     superseded = data.superseded_by.get(record.id)
     text = env.get_template("record.md.j2").render(
-        data=data, page=page, record=record, file=file, fields=fields, blocks=blocks,
-        links=_links(record), refs=[(w, r) for w, r in record.references()],
+        data=data,
+        page=page,
+        record=record,
+        file=file,
+        fields=fields,
+        blocks=blocks,
+        links=_links(record),
+        refs=[(w, r) for w, r in record.references()],
         cited_by=sorted(set(data.cited_by.get(record.id, []))),
         superseded_by=Markup(", ").join(data.link(i, page) for i in superseded) if superseded else None,
         environment=env_record,
@@ -109,5 +137,7 @@ def render(data: SiteData, env, file_of) -> Iterator[Page]:
             yield Page(page, listing.render(data=data, page=page, kind=kind, label=label, records=records))
             listings.append({"label": label, "href": page.removeprefix("records/")})
         own = sorted((r for r in data.by_kind[kind] if r.id in data.cited), key=lambda r: (r.when, r.id), reverse=True)
-        kinds.append({"kind": kind, "count": len(data.by_kind[kind]), "pages": len(own), "listings": listings, "own": own})
+        kinds.append(
+            {"kind": kind, "count": len(data.by_kind[kind]), "pages": len(own), "listings": listings, "own": own}
+        )
     yield Page(INDEX, env.get_template("records_index.md.j2").render(data=data, page=INDEX, kinds=kinds))

@@ -46,7 +46,9 @@ def _fields_table(model, skip: frozenset[str] = frozenset()) -> list[str]:
         if name in skip:
             continue
         required = "yes" if info.is_required() else "no"
-        lines.append(f"| {md_code(name)} | {md_code(_type(info.annotation))} | {required} | {md_inline(info.description or '')} |")
+        lines.append(
+            f"| {md_code(name)} | {md_code(_type(info.annotation))} | {required} | {md_inline(info.description or '')} |"
+        )
     return lines
 
 
@@ -54,15 +56,25 @@ def kinds_page() -> str:
     from ..schema.envelope import ENVELOPE_FIELDS, Envelope
     from ..schema.registry import KINDS
 
-    out = [HEADER + "# Record kinds", "",
-           "Every record is one canonical JSON file holding the envelope below plus the fields of its kind. "
-           "Unknown fields are refused, so a typo is an error. `ledger schema show KIND` prints the JSON Schema.", "",
-           "## Envelope (every kind)", "", *_fields_table(Envelope), ""]
+    out = [
+        HEADER + "# Record kinds",
+        "",
+        "Every record is one canonical JSON file holding the envelope below plus the fields of its kind. "
+        "Unknown fields are refused, so a typo is an error. `ledger schema show KIND` prints the JSON Schema.",
+        "",
+        "## Envelope (every kind)",
+        "",
+        *_fields_table(Envelope),
+        "",
+    ]
     for kind, model in KINDS.items():
         doc = (model.__doc__ or "").strip()
         out += [f"## {kind}", "", str(md_block(doc)), ""]
         if model.REFERENCE_FIELDS:
-            out += ["References to other records: " + ", ".join(str(md_code(f)) for f in model.REFERENCE_FIELDS) + ".", ""]
+            out += [
+                "References to other records: " + ", ".join(str(md_code(f)) for f in model.REFERENCE_FIELDS) + ".",
+                "",
+            ]
         if model.UNIQUE_KEYS:
             out += ["Unique across the ledger: " + ", ".join(str(md_code(f)) for f in model.UNIQUE_KEYS) + ".", ""]
         out += [*_fields_table(model, ENVELOPE_FIELDS), ""]
@@ -73,18 +85,32 @@ def rules_page() -> str:
     from ..checks.registry import all_rules
 
     rules = all_rules()
-    out = [HEADER + "# Rules", "",
-           "The rules of `ledger check`, from its rule registry. Set a severity (`error`, `warning`, `off`) "
-           "or a parameter per rule id under `rules:` in ledger.yaml:", "",
-           "```yaml\nrules:\n  cell-width: {max_chars: 200}\n  figures-spread: {severity: warning}\n```", "",
-           "| Rule | Family | Default severity | Parameters |", "|---|---|---|---|"]
+    out = [
+        HEADER + "# Rules",
+        "",
+        "The rules of `ledger check`, from its rule registry. Set a severity (`error`, `warning`, `off`) "
+        "or a parameter per rule id under `rules:` in ledger.yaml:",
+        "",
+        "```yaml\nrules:\n  cell-width: {max_chars: 200}\n  figures-spread: {severity: warning}\n```",
+        "",
+        "| Rule | Family | Default severity | Parameters |",
+        "|---|---|---|---|",
+    ]
     for rule in sorted(rules.values(), key=lambda r: (r.family, r.id)):
         params = ", ".join(f"{k} = {v!r}" for k, v in rule.params.items()) or "–"
         out.append(f"| [{rule.id}](#{rule.id}) | {rule.family} | {rule.severity} | {md_inline(params)} |")
     out.append("")
     for rule in sorted(rules.values(), key=lambda r: (r.family, r.id)):
-        out += [f"## {rule.id}", "", f"Family {md_code(rule.family)}, default severity **{rule.severity}**.", "",
-                str(md_block(rule.doc)), "", "Fix: " + str(md_block(rule.fix)), ""]
+        out += [
+            f"## {rule.id}",
+            "",
+            f"Family {md_code(rule.family)}, default severity **{rule.severity}**.",
+            "",
+            str(md_block(rule.doc)),
+            "",
+            "Fix: " + str(md_block(rule.fix)),
+            "",
+        ]
         for key, value in rule.params.items():
             out.append(f"- {md_code(key)} (default {md_code(repr(value))}): {md_inline(rule.param_docs.get(key, ''))}")
         if rule.params:
@@ -97,9 +123,13 @@ def cli_page() -> str:
 
     from ..cli.main import cli
 
-    out = [HEADER + "# Command line", "",
-           "Every command and option, as `ledger ... --help` prints them. Exit codes: 0 fine, 1 the check "
-           "found violations (or `site build --strict` found problems), 2 bad input or usage.", ""]
+    out = [
+        HEADER + "# Command line",
+        "",
+        "Every command and option, as `ledger ... --help` prints them. Exit codes: 0 fine, 1 the check "
+        "found violations (or `site build --strict` found problems), 2 bad input or usage.",
+        "",
+    ]
 
     def walk(cmd: click.Command, ctx: click.Context, path: str) -> None:
         out.extend([f"## {path}", "", str(md_fence(cmd.get_help(ctx))), ""])
@@ -108,7 +138,11 @@ def cli_page() -> str:
                 sub = cmd.get_command(ctx, name)
                 if sub is None or getattr(sub, "hidden", False):
                     continue
-                walk(sub, click.Context(sub, info_name=name, parent=ctx, terminal_width=100, max_content_width=100), f"{path} {name}")
+                walk(
+                    sub,
+                    click.Context(sub, info_name=name, parent=ctx, terminal_width=100, max_content_width=100),
+                    f"{path} {name}",
+                )
 
     root = click.Context(cli, info_name="ledger", terminal_width=100, max_content_width=100)
     walk(cli, root, "ledger")

@@ -40,7 +40,7 @@ def render(data: SiteData, env) -> Iterator[Page]:
         records = sorted(months[month], key=lambda r: (r.when, r.id), reverse=True)
         parts = []
         for n, start in enumerate(range(0, len(records), REPORT_CHUNK)):
-            chunk = records[start:start + REPORT_CHUNK]
+            chunk = records[start : start + REPORT_CHUNK]
             name = month if n == 0 else f"{month}-{n + 1}"
             page = f"report/{name}.md"
             label = month if len(records) <= REPORT_CHUNK else f"{month} part {n + 1}"
@@ -48,7 +48,9 @@ def render(data: SiteData, env) -> Iterator[Page]:
             for r in chunk:
                 days[r.when.strftime("%Y-%m-%d")].append(r)
             verdicts = {r.id: Markup(md_inline(_verdict(r))) for r in chunk}
-            yield Page(page, template.render(data=data, page=page, label=label, days=list(days.items()), verdicts=verdicts))
+            yield Page(
+                page, template.render(data=data, page=page, label=label, days=list(days.items()), verdicts=verdicts)
+            )
             parts.append({"label": label if len(records) > REPORT_CHUNK else "page", "href": f"{name}.md"})
         index_rows.append((month, len(records), parts))
     yield Page(INDEX, env.get_template("report_index.md.j2").render(data=data, page=INDEX, months=index_rows))

@@ -32,7 +32,9 @@ def check(pages: list[Page], rules: dict | None, data: SiteData, prefix: str = "
     return check_texts([(p.path, p.text) for p in pages], rules, spreads(data), prefix)
 
 
-def check_texts(pages: list[tuple[str, str]], rules: dict | None, spread: dict[str, float], prefix: str = "") -> list[Problem]:
+def check_texts(
+    pages: list[tuple[str, str]], rules: dict | None, spread: dict[str, float], prefix: str = ""
+) -> list[Problem]:
     """`check` on plain data, so it can run in a worker process beside MkDocs."""
     from ..checks.pages import check_page
     from ..checks.registry import configure
@@ -42,7 +44,15 @@ def check_texts(pages: list[tuple[str, str]], rules: dict | None, spread: dict[s
         return []
     problems: list[Problem] = []
 
-    def emit(rule_id: str, file: str, message: str, *, line: int | None = None, field: str | None = None, fix: str | None = None) -> None:
+    def emit(
+        rule_id: str,
+        file: str,
+        message: str,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+        fix: str | None = None,
+    ) -> None:
         where = f"line {line}" if line else ""
         problems.append(Problem(prefix + file, where, f"[{rule_id}] {message}", fix or active[rule_id].rule.fix))
 

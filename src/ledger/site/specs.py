@@ -40,9 +40,24 @@ def read_specs(specs_dir: Path, root: Path) -> list[Spec]:
         try:
             fm = front_matter(text)
         except ValueError as exc:
-            problems.append(Problem(str(path.relative_to(root)), str(exc).split(":")[0], str(exc).split(": ", 1)[-1], "fix the YAML between the --- fences"))
+            problems.append(
+                Problem(
+                    str(path.relative_to(root)),
+                    str(exc).split(":")[0],
+                    str(exc).split(": ", 1)[-1],
+                    "fix the YAML between the --- fences",
+                )
+            )
             continue
-        specs.append(Spec(name=rel, source=path.relative_to(root).as_posix(), front=_plain(fm.data), body=fm.body, body_line=fm.body_line + 1))
+        specs.append(
+            Spec(
+                name=rel,
+                source=path.relative_to(root).as_posix(),
+                front=_plain(fm.data),
+                body=fm.body,
+                body_line=fm.body_line + 1,
+            )
+        )
     if problems:
         raise InputError(f"{len(problems)} spec page(s) with bad front matter; nothing was built", problems)
     return specs
@@ -84,7 +99,9 @@ def _markdown():
 
     from markdown.extensions.toc import slugify
 
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(["table", "strikethrough"])
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
+        ["table", "strikethrough"]
+    )
 
     def heading_open(self, tokens, idx, options, env):
         # Ids as MkDocs' toc extension makes them, so `page.md#7-owed` links keep working.
@@ -140,20 +157,52 @@ def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
     for spec in data.specs:
         page = page_of(spec)
         front = spec.front
-        owed = [dict(o, evidence=_evidence(data, page, o), item=o.get("item") or o.get("text") or o.get("title")) for o in _items(front.get("owed"), "item")]
-        hypotheses = [dict(h, evidence=_evidence(data, page, h), statement=h.get("statement") or h.get("text"), status=h.get("status", "open")) for h in _items(front.get("hypotheses"), "statement")]
-        gates = [dict(g, evidence=_evidence(data, page, g), name=g.get("name") or g.get("gate"), command=g.get("command")) for g in _items(front.get("gates"), "name")]
+        owed = [
+            dict(o, evidence=_evidence(data, page, o), item=o.get("item") or o.get("text") or o.get("title"))
+            for o in _items(front.get("owed"), "item")
+        ]
+        hypotheses = [
+            dict(
+                h,
+                evidence=_evidence(data, page, h),
+                statement=h.get("statement") or h.get("text"),
+                status=h.get("status", "open"),
+            )
+            for h in _items(front.get("hypotheses"), "statement")
+        ]
+        gates = [
+            dict(g, evidence=_evidence(data, page, g), name=g.get("name") or g.get("gate"), command=g.get("command"))
+            for g in _items(front.get("gates"), "name")
+        ]
         for row in owed:
             row.setdefault("owner", None)
             row.setdefault("issue", None)
         other = [(k, v) for k, v in front.items() if k not in KNOWN_KEYS]
         title = front.get("title") or spec.name
-        yield Page(page, template.render(
-            data=data, page=page, spec=spec, title=title, owed=owed, hypotheses=hypotheses, gates=gates,
-            other=other, body_html=Markup(body_html(spec, directory_urls)),
-        ))
-        index_rows.append({"name": spec.name, "href": posixpath.relpath(page, "specs"), "title": title,
-                           "owed": len(owed), "hypotheses": len(hypotheses), "gates": len(gates)})
+        yield Page(
+            page,
+            template.render(
+                data=data,
+                page=page,
+                spec=spec,
+                title=title,
+                owed=owed,
+                hypotheses=hypotheses,
+                gates=gates,
+                other=other,
+                body_html=Markup(body_html(spec, directory_urls)),
+            ),
+        )
+        index_rows.append(
+            {
+                "name": spec.name,
+                "href": posixpath.relpath(page, "specs"),
+                "title": title,
+                "owed": len(owed),
+                "hypotheses": len(hypotheses),
+                "gates": len(gates),
+            }
+        )
     yield Page(INDEX, env.get_template("specs_index.md.j2").render(data=data, page=INDEX, specs=index_rows))
 
 

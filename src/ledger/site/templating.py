@@ -100,7 +100,16 @@ def environment(user_templates: Path | None = None):
         keep_trailing_newline=True,
     )
     env.filters.update(
-        md=md_inline, cell=_cell, clip=clip, block=md_block, code=md_code, fence=md_fence, url=md_url,
-        figure=_figure, page_title=_page_title, percent=percent, when=_when,
+        md=md_inline,
+        cell=_cell,
+        clip=clip,
+        block=md_block,
+        code=md_code,
+        fence=md_fence,
+        url=md_url,
+        figure=_figure,
+        page_title=_page_title,
+        percent=percent,
+        when=_when,
     )
     return env

@@ -8,7 +8,23 @@ from .ledger import Ledger, shard_of
 from .stamps import AllocationOverrides, detect_allocation, source_stamp, tool_stamp
 
 __all__ = [
-    "Stamping", "add", "add_one", "prepare", "seal_record", "canonical_bytes", "content_hash",
-    "seal", "is_id", "new_id", "Item", "parse_items", "read_items", "Ledger", "shard_of",
-    "AllocationOverrides", "detect_allocation", "source_stamp", "tool_stamp",
+    "Stamping",
+    "add",
+    "add_one",
+    "prepare",
+    "seal_record",
+    "canonical_bytes",
+    "content_hash",
+    "seal",
+    "is_id",
+    "new_id",
+    "Item",
+    "parse_items",
+    "read_items",
+    "Ledger",
+    "shard_of",
+    "AllocationOverrides",
+    "detect_allocation",
+    "source_stamp",
+    "tool_stamp",
 ]

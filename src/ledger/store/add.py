@@ -90,11 +90,25 @@ def prepare(
         data = item.data
         if not isinstance(data, dict):
             # Items of a JSON array carry no line: name the record by its place instead.
-            problems.append(Problem(item.file, item.where or f"record {number}", f"a record is a mapping of fields, not {type(data).__name__}", "give one JSON object or YAML mapping per record"))
+            problems.append(
+                Problem(
+                    item.file,
+                    item.where or f"record {number}",
+                    f"a record is a mapping of fields, not {type(data).__name__}",
+                    "give one JSON object or YAML mapping per record",
+                )
+            )
             continue
         given_kind = data.get("kind", kind)
         if given_kind != kind:
-            problems.append(Problem(item.file, f"{item.where}, field kind" if item.where else "field kind", f"record is a {given_kind!r} but the command adds {kind!r}", f"run `ledger add {given_kind}`, or fix the kind field"))
+            problems.append(
+                Problem(
+                    item.file,
+                    f"{item.where}, field kind" if item.where else "field kind",
+                    f"record is a {given_kind!r} but the command adds {kind!r}",
+                    f"run `ledger add {given_kind}`, or fix the kind field",
+                )
+            )
             continue
         # `ledger show --format json` output comes back with a fresh id and fresh stamps.
         reprinted = "id" in data and "sha256" in data
@@ -109,8 +123,9 @@ def prepare(
         elif "source" not in body and not stamping.no_source:
             if detected_source is None and source_problem is None:
                 try:
-                    detected_source = source_stamp(stamping.source_path or (ledger.root / ledger.config.source),
-                                                   exclude=ledger.records_dir).model_dump(mode="json", exclude_none=True)
+                    detected_source = source_stamp(
+                        stamping.source_path or (ledger.root / ledger.config.source), exclude=ledger.records_dir
+                    ).model_dump(mode="json", exclude_none=True)
                 except InputError as exc:
                     # Reported once, beside whatever is wrong with the records themselves.
                     source_problem = exc
@@ -122,7 +137,9 @@ def prepare(
             body["allocation"] = given_alloc
         elif "allocation" not in body:
             if detected_alloc is None:
-                detected_alloc = detect_allocation(overrides=stamping.overrides).model_dump(mode="json", exclude_none=True)
+                detected_alloc = detect_allocation(overrides=stamping.overrides).model_dump(
+                    mode="json", exclude_none=True
+                )
             body["allocation"] = detected_alloc
         else:
             alloc = dict(body["allocation"]) if isinstance(body["allocation"], dict) else body["allocation"]
@@ -167,7 +184,14 @@ def check_references(ledger: Ledger, records: list[Envelope], items: list[Item])
                 known[ref] = ledger.exists(ref)
             if not known[ref]:
                 loc = f"{item.where}, field {where}" if item.where else f"field {where}"
-                problems.append(Problem(item.file, loc, f"refers to record {ref}, which is not in the ledger", "add that record first, or fix the id (`ledger list` shows ids)"))
+                problems.append(
+                    Problem(
+                        item.file,
+                        loc,
+                        f"refers to record {ref}, which is not in the ledger",
+                        "add that record first, or fix the id (`ledger list` shows ids)",
+                    )
+                )
     if problems:
         raise InputError(f"{len(problems)} dangling reference(s); nothing was written", problems)
 

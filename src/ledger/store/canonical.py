@@ -22,7 +22,9 @@ def canonical_bytes(record: dict[str, Any]) -> bytes:
         return orjson.dumps(record, option=_PRETTY)
     except orjson.JSONEncodeError:
         # Integers beyond 64 bits (whole-run FLOP totals) are outside orjson's range.
-        return (json.dumps(record, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+        return (json.dumps(record, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode(
+            "utf-8"
+        )
 
 
 def content_hash(record: dict[str, Any]) -> str:

@@ -41,15 +41,21 @@ def read_items(source: str | Path) -> list[Item]:
         except FileNotFoundError:
             raise InputError("no such file", [Problem(name, "", "no such file", "check the path")]) from None
         except UnicodeDecodeError as exc:
-            raise InputError("not UTF-8", [Problem(name, f"byte {exc.start}", "is not UTF-8 text", "records are UTF-8 JSON or YAML")]) from None
+            raise InputError(
+                "not UTF-8", [Problem(name, f"byte {exc.start}", "is not UTF-8 text", "records are UTF-8 JSON or YAML")]
+            ) from None
         except IsADirectoryError:
-            raise InputError("a folder", [Problem(name, "", "is a folder, not a file", "give a JSON, JSON Lines or YAML file")]) from None
+            raise InputError(
+                "a folder", [Problem(name, "", "is a folder, not a file", "give a JSON, JSON Lines or YAML file")]
+            ) from None
     return parse_items(text, name, suffix)
 
 
 def parse_items(text: str, name: str, suffix: str = "") -> list[Item]:
     if not text.strip():
-        raise InputError("empty input", [Problem(name, "", "is empty", "give one record as JSON or YAML, or many as JSON Lines")])
+        raise InputError(
+            "empty input", [Problem(name, "", "is empty", "give one record as JSON or YAML, or many as JSON Lines")]
+        )
     if suffix == ".jsonl" or suffix == ".ndjson":
         return _json_lines(text, name)
     if suffix == ".json":
@@ -80,9 +86,22 @@ def _json(text: str, name: str) -> list[Item]:
     try:
         data = _loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError("JSON does not parse", [Problem(name, f"line {exc.lineno}, column {exc.colno}", f"JSON error: {exc.msg}", "fix the JSON syntax")]) from None
+        raise InputError(
+            "JSON does not parse",
+            [Problem(name, f"line {exc.lineno}, column {exc.colno}", f"JSON error: {exc.msg}", "fix the JSON syntax")],
+        ) from None
     except ValueError as exc:
-        raise InputError("bad number", [Problem(name, _constant_line(text, str(exc)), str(exc), "measurements are finite numbers; omit the field or fix the value")]) from None
+        raise InputError(
+            "bad number",
+            [
+                Problem(
+                    name,
+                    _constant_line(text, str(exc)),
+                    str(exc),
+                    "measurements are finite numbers; omit the field or fix the value",
+                )
+            ],
+        ) from None
     if isinstance(data, list):
         return [Item(d, name, None) for d in data]
     return [Item(data, name, 1)]
@@ -104,7 +123,14 @@ def _json_lines(text: str, name: str) -> list[Item]:
         try:
             items.append(Item(_loads(line), name, lineno))
         except json.JSONDecodeError as exc:
-            problems.append(Problem(name, f"line {lineno}, column {exc.colno}", f"JSON error: {exc.msg}", "each line must be one JSON object"))
+            problems.append(
+                Problem(
+                    name,
+                    f"line {lineno}, column {exc.colno}",
+                    f"JSON error: {exc.msg}",
+                    "each line must be one JSON object",
+                )
+            )
         except ValueError as exc:
             problems.append(Problem(name, f"line {lineno}", str(exc), "measurements are finite numbers"))
     if problems:
@@ -127,7 +153,10 @@ def _yaml(text: str, name: str) -> list[Item]:
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise InputError("YAML does not parse", [Problem(name, where, f"YAML error: {getattr(exc, 'problem', None) or exc}", "fix the YAML syntax")]) from None
+        raise InputError(
+            "YAML does not parse",
+            [Problem(name, where, f"YAML error: {getattr(exc, 'problem', None) or exc}", "fix the YAML syntax")],
+        ) from None
     if len(items) == 1 and isinstance(items[0].data, list):
         return [Item(d, name, None) for d in items[0].data]
     return items
@@ -136,7 +165,9 @@ def _yaml(text: str, name: str) -> list[Item]:
 def _plain(node: Any, name: str, line: int | None = None, path: str = "") -> Any:
     """ruamel's round-trip objects to plain dict/list/scalars; YAML's .nan/.inf refused at their line and field."""
     if isinstance(node, dict):
-        return {str(k): _plain(v, name, _line_of(node, k, line), f"{path}.{k}" if path else str(k)) for k, v in node.items()}
+        return {
+            str(k): _plain(v, name, _line_of(node, k, line), f"{path}.{k}" if path else str(k)) for k, v in node.items()
+        }
     if isinstance(node, list):
         return [_plain(v, name, _line_of(node, i, line), f"{path}[{i}]") for i, v in enumerate(node)]
     if isinstance(node, bool) or node is None:
@@ -146,8 +177,20 @@ def _plain(node: Any, name: str, line: int | None = None, path: str = "") -> Any
     if isinstance(node, float):
         value = float(node)
         if not math.isfinite(value):
-            where = ", ".join(part for part in (f"line {line}" if line else "", f"field {path}" if path else "") if part)
-            raise InputError("bad number", [Problem(name, where, f"{value} is not a number a measurement can have", "measurements are finite numbers")])
+            where = ", ".join(
+                part for part in (f"line {line}" if line else "", f"field {path}" if path else "") if part
+            )
+            raise InputError(
+                "bad number",
+                [
+                    Problem(
+                        name,
+                        where,
+                        f"{value} is not a number a measurement can have",
+                        "measurements are finite numbers",
+                    )
+                ],
+            )
         return value
     if isinstance(node, str):
         return str(node)

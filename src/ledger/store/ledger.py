@@ -48,7 +48,9 @@ class Ledger:
         start_path = Path(start) if start is not None else Path.cwd()
         root = find_root(start_path)
         if root is None:
-            raise NotFound(f"no {CONFIG_NAME} at or above {start_path.resolve()}; run `ledger init` or pass --ledger DIR")
+            raise NotFound(
+                f"no {CONFIG_NAME} at or above {start_path.resolve()}; run `ledger init` or pass --ledger DIR"
+            )
         return cls(root=root, config=load_config(root))
 
     @property
@@ -174,7 +176,7 @@ class Ledger:
             ) from None
         finally:
             # Only what was not moved into place is left to remove.
-            for _, tmp in staged[len(linked):]:
+            for _, tmp in staged[len(linked) :]:
                 _unlink(tmp)
         return [Path(p) for p in linked]
 
@@ -316,7 +318,7 @@ def _write_tmp(tmp: str, data: bytes, durable: bool) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         if durable:
             os.fsync(fd)
     finally:

@@ -44,7 +44,14 @@ def source_stamp(path: Path, exclude: Path | None = None) -> Source:
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise InputError(
             "source is not a git checkout",
-            [Problem(str(path), "source", "is not inside a git checkout", "pass --source PATH of the measured checkout, or give source.sha in the record")],
+            [
+                Problem(
+                    str(path),
+                    "source",
+                    "is not inside a git checkout",
+                    "pass --source PATH of the measured checkout, or give source.sha in the record",
+                )
+            ],
         ) from None
     try:
         sha = repo.head.commit.hexsha
