@@ -24,10 +24,10 @@ REPO = Path(__file__).resolve().parents[1]
 LEDGER = Path(sys.executable).with_name("ledger")
 sys.path.insert(0, str(REPO / "src"))
 
-from ledger.store.init import init  # noqa: E402
 from ledger.schema import Source  # noqa: E402
 from ledger.schema.envelope import Allocation  # noqa: E402
 from ledger.store import Item, Ledger, Stamping, add  # noqa: E402
+from ledger.store.init import init  # noqa: E402
 
 STAMP = Stamping(source=Source(sha="0" * 40), allocation=Allocation(id="bench"))
 

@@ -14,13 +14,12 @@ import json
 import os
 import platform
 import random
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,7 +161,7 @@ def make_ledger(where: Path, n: int, seed: int) -> tuple[Path, Path]:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "init")
     sha = git(repo, "rev-parse", "HEAD")
-    write(repo, records(n, sha, seed, datetime(2026, 1, 1, tzinfo=timezone.utc)))
+    write(repo, records(n, sha, seed, datetime(2026, 1, 1, tzinfo=UTC)))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", f"{n} records")
     git(where, "init", "-q", "--bare", str(remote))
@@ -212,7 +211,7 @@ def bench_push(repo: Path, repeats: int, seed: int) -> list[float]:
         sha = git(repo, "rev-parse", "HEAD")
         write(
             repo,
-            records(10, sha, seed * 100 + r, datetime(2026, 6, 1, tzinfo=timezone.utc) + timedelta(hours=r), reuse),
+            records(10, sha, seed * 100 + r, datetime(2026, 6, 1, tzinfo=UTC) + timedelta(hours=r), reuse),
         )
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", f"10 records ({r})")

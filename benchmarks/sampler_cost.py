@@ -47,7 +47,7 @@ def main() -> int:
     s = Sampler(pids=[os.getpid()], names=["no-such-process"], nvml=False)
     rows.append((f"1 pid + name, cached ({procs} processes)", *cost(s)))
     s = Sampler(pids=[os.getpid()], names=["no-such-process"], nvml=False)
-    rows.append((f"1 pid + name, full /proc scan (every 2 s)", *cost(s, uncached=True)))
+    rows.append(("1 pid + name, full /proc scan (every 2 s)", *cost(s, uncached=True)))
     nv = _Nvml(True)
     if nv.ok:
         s = Sampler(pids=[os.getpid()], nvml=True)

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -124,7 +124,7 @@ def make_ledger(root: Path, n: int, seed: int) -> str:
     rng = random.Random(seed)
     counts = {k: max(1, round(share * n)) for k, share in MIX.items()}
     counts["measurement"] += n - sum(counts.values())
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
     ids: dict[str, list[str]] = {k: [] for k in MIX}
     order = [
         "contract",

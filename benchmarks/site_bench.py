@@ -21,8 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,15 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 def make_ledger(root: Path, n: int, seed: int = 7):
     from ulid import ULID
 
-    from ledger.store.init import init
     from ledger.schema.registry import KINDS
     from ledger.store import Ledger
     from ledger.store.add import seal_record
+    from ledger.store.init import init
 
     init(root)
     ledger = Ledger.open(root)
     rng = random.Random(seed)
-    t0 = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 5, 1, tzinfo=UTC)
     counter = 0
     batch = []
 

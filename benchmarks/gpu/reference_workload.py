@@ -18,7 +18,7 @@ GELU, modulation, the optimizer) is not model FLOP and is not counted.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import threading
@@ -27,6 +26,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 import torch  # noqa: E402
+from reference_workload import LTX2_LIKE, SMALL, analytic_flops, build  # noqa: E402
 
 from ledger.collectors.attention import benchmark_attention  # noqa: E402
 from ledger.collectors.ceiling import measure_ceiling  # noqa: E402
@@ -35,7 +35,6 @@ from ledger.collectors.flops import audit_flops  # noqa: E402
 from ledger.collectors.timer import VENDOR_H200_BF16, Peak, StepTimer  # noqa: E402
 from ledger.schema.kinds import summarize  # noqa: E402
 from ledger.store.stamps import detect_allocation  # noqa: E402
-from reference_workload import LTX2_LIKE, SMALL, analytic_flops, build  # noqa: E402
 
 WARMUP, MEASURED = 10, 20
 

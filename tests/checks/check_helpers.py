@@ -6,11 +6,11 @@ import json
 import subprocess
 from pathlib import Path
 
+from conftest import git, run_ledger
+
 from ledger.store.canonical import canonical_bytes, seal
 from ledger.store.ids import new_id
 from ledger.version import __version__
-
-from conftest import git, run_ledger
 
 
 def push(repo: Path, *args: str) -> subprocess.CompletedProcess:

@@ -6,9 +6,8 @@ import json
 import stat
 from pathlib import Path
 
-from conftest import git, run_ledger
-
 from checks.check_helpers import add, commit, push, set_rule
+from conftest import git, run_ledger
 
 
 def test_two_branches_adding_records_merge_cleanly_and_push(pushed: Path):

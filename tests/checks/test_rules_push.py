@@ -8,9 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-
-from conftest import git
 from checks.check_helpers import add, commit, contract, page, push, raw_record, set_rule
+from conftest import git
 
 WANDB = "WANDB_API_KEY=" + "0123456789abcdef" * 2 + "01234567"
 

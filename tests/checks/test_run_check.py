@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from checks.check_helpers import add, commit, page
 from conftest import git
 
-from checks.check_helpers import add, commit, page
 from ledger.checks import run_check
-from ledger.git import Git
 from ledger.checks.keyindex import key_index
+from ledger.git import Git
 from ledger.store import Ledger
 
 

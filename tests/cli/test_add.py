@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import git, run_ledger
+
 from ledger.store import Ledger, canonical_bytes, content_hash
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import run_ledger
 
 from ledger.collectors.environment import (
     allowlisted_env,
@@ -14,7 +15,6 @@ from ledger.collectors.environment import (
     collect_environment,
     decode_clock_event_reasons,
 )
-from conftest import run_ledger
 
 SECRETS = {
     "HF_TOKEN": "hf_plantedsecretvalue111",

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import git, run_ledger
 
 # From ../shared/context/fastvideo-ltx2-mfu-campaign.txt, "Current stopping point".

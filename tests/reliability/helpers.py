@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import run_ledger
+
 from ledger.store import Ledger, content_hash
 
 

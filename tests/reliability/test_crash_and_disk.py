@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
 from conftest import GIT_ENV, LEDGER_BIN, git, run_ledger
 from reliability.helpers import check_all_clean, files_under, intact_records
 

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import LEDGER_BIN, run_ledger
 
 MIB = 1 << 20

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.errors import InputError
 from ledger.analysis.sandwich import (
     DEFAULT_FLOOR_PERCENT,
     check_same_allocation_and_contract,
     compute,
     floor_from_config,
 )
+from ledger.errors import InputError
 
 
 def regate_arms() -> tuple[float, float, float]:

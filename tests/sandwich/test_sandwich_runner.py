@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import run_ledger
 
 BENCH = """\
@@ -115,8 +114,8 @@ def test_records_from_different_allocations_are_refused(repo: Path) -> None:
 
 
 def test_python_callables_through_the_api(book) -> None:
-    from ledger.errors import InputError
     from ledger.collectors.sandwich_runner import Arm, run_sandwich
+    from ledger.errors import InputError
 
     seen: list[tuple[str, int]] = []
     a_values = iter([1.0, 1.01, 1.0, 1.01])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import run_ledger
+
 from ledger.schema import KINDS, Measurement, migrate
 from ledger.schema.kinds import FlopAudit, Gate, Mutation, summarize
 from ledger.store import Ledger

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
+from conftest import git, run_ledger
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import git, run_ledger
 from ledger.errors import LedgerError
 from ledger.schema import Source
 from ledger.schema.envelope import Allocation

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import git, run_ledger
 
 _HEX = "0123456789abcdef"

@@ -13,7 +13,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-
 from conftest import run_ledger
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 
 import pytest
-
 from checks.check_helpers import add, commit, push, raw_record
 from conftest import git, run_ledger
+
 from ledger.store.canonical import canonical_bytes, seal
 
 pytestmark = pytest.mark.slow

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-T0 = datetime(2026, 7, 20, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 20, 9, 0, tzinfo=UTC)
 SHA_A = "20c36acef" + "0" * 31
 SHA_B = "52f1114dd" + "1" * 31
 
@@ -24,8 +24,8 @@ class Campaign:
     """Writes sealed records with fixed ids and times into a ledger."""
 
     def __init__(self, root: Path, text: str | None = None):
-        from ledger.store.init import init
         from ledger.store import Ledger
+        from ledger.store.init import init
 
         init(root)
         self.root = root

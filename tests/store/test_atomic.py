@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import LEDGER_BIN, run_ledger
+
 from ledger.errors import WriteError
-from ledger.store import Item, Ledger, Stamping, add, content_hash, seal
 from ledger.schema import Source
 from ledger.schema.envelope import Allocation
+from ledger.store import Item, Ledger, Stamping, add, content_hash, seal
 
 STAMP = Stamping(source=Source(sha="a" * 40), allocation=Allocation(id="job-1"))
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import git, run_ledger
+
 from ledger.store.stamps import detect_allocation, redact_url
 
 

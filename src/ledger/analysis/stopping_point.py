@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .metrics import gpu_count, recompute
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, FlopAudit, Measurement, Sandwich
+from .metrics import gpu_count, recompute
 
 FINAL = "final"
 FASTEST = "fastest accepted"

@@ -48,8 +48,8 @@ register(
 
 def verdict_problem(record) -> str | None:
     """Why a sandwich record's verdict does not follow from its numbers, or None."""
-    from ..errors import LedgerError
     from ..analysis.sandwich import compute
+    from ..errors import LedgerError
 
     try:
         expected = compute(

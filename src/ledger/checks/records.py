@@ -12,11 +12,11 @@ from typing import Any, NamedTuple
 import orjson
 
 from ..analysis.figures import uncertainty_percent
+from ..redact import find_secrets
 from ..schema.migrate import FormatError, upgrade
 from ..schema.registry import record_adapter
 from ..store.canonical import content_hash
 from ..store.ledger import shard_of
-from ..redact import find_secrets
 from .artifacts import binary_reason, find_conflicts, readable
 from .registry import Rule, register
 from .result import ERROR, WARNING, Violation

@@ -11,8 +11,8 @@ from pathlib import Path, PurePosixPath
 
 from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
-from . import comparability
 from ..git import EMPTY_TREE, ZERO, Git, GitError
+from . import comparability
 from .history import STATUS_WORDS
 from .keyindex import key_index
 from .pages import check_high_water, check_page

@@ -8,7 +8,6 @@ import click
 from pydantic import ValidationError
 
 from ..errors import InputError, Problem
-
 from ..schema.envelope import Source
 from ..store.add import Stamping, add
 from ..store.inputs import read_items

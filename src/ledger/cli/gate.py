@@ -48,8 +48,8 @@ def run(
         ledger gate run --junit report.xml -- pytest -q --junitxml report.xml
         ledger gate run --ctest -- ctest --test-dir build
     """
-    from ..errors import InputError, Problem
     from ..collectors.gate_runner import run_gate
+    from ..errors import InputError, Problem
     from ..importers.base import ImportOptions, import_files
     from ..store.add import add_one
 

@@ -52,8 +52,9 @@ def _implementations(backends: list[str] | None) -> list[tuple[str, Any]]:
     wanted = backends or []
     if not backends or "flash-attn" in wanted:
         try:
-            from flash_attn import flash_attn_func
             from importlib.metadata import version
+
+            from flash_attn import flash_attn_func
 
             name = f"flash-attn {version('flash-attn')}"
             out.append(

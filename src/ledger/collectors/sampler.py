@@ -442,7 +442,7 @@ class Sampler:
         while not self._stop.wait(self.interval):
             self.sample()
 
-    def start(self) -> "Sampler":
+    def start(self) -> Sampler:
         if self._thread is not None:
             raise RuntimeError("the sampler is already running")
         self._nvml = _Nvml(self._nvml_enabled)
@@ -454,7 +454,7 @@ class Sampler:
         self._thread.start()
         return self
 
-    def stop(self) -> "Sampler":
+    def stop(self) -> Sampler:
         if self._thread is None:
             return self
         self._stop.set()
@@ -471,7 +471,7 @@ class Sampler:
         self._thread = None
         return self
 
-    def __enter__(self) -> "Sampler":
+    def __enter__(self) -> Sampler:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -716,7 +716,6 @@ def save(
     """Write the series attachment and the memory-profile record; neither stays if either fails."""
     from ..store.add import add
     from ..store.inputs import Item
-
     from ..store.ledger import write_attachment
 
     stored = write_attachment(ledger, sampler.series_bytes(), ATTACHMENT_FOLDER, ".jsonl.gz")

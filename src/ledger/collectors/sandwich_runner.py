@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analysis.sandwich import SandwichResult, check_same_allocation_and_contract, compute, floor_from_config
 from ..errors import InputError, NotFound, Problem
 from ..importers.logs import parse_log, value_of
-from ..analysis.sandwich import SandwichResult, check_same_allocation_and_contract, compute, floor_from_config
 
 ARMS = ("a", "candidate", "b")
 ARM_NAMES = {"a": "A", "candidate": "candidate", "b": "B"}

@@ -13,12 +13,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..analysis.sandwich import compute as compute_sandwich
+from ..analysis.sandwich import floor_from_config
 from ..config import set_config_value
 from ..errors import InputError, Problem
-from ..store.init import init
-from ..analysis.sandwich import compute as compute_sandwich, floor_from_config
 from ..schema.envelope import Envelope
 from ..store.add import Stamping, add
+from ..store.init import init
 from ..store.inputs import Item, parse_items
 from ..store.ledger import Ledger
 

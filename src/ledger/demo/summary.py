@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..schema.kinds import Decision
 from ..analysis.stopping_point import stopping_point
+from ..schema.kinds import Decision
 from . import DemoResult
 
 

@@ -6,7 +6,7 @@ import importlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -164,8 +164,8 @@ def measurement_draft(
 
 def utc(dt: datetime) -> str:
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def parse_date(value: Any, path: Path, where: str) -> str | None:
@@ -174,7 +174,7 @@ def parse_date(value: Any, path: Path, where: str) -> str | None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = value / 1000.0 if value > 1e11 else float(value)
-        return utc(datetime.fromtimestamp(seconds, tz=timezone.utc))
+        return utc(datetime.fromtimestamp(seconds, tz=UTC))
     if isinstance(value, str):
         try:
             return utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
@@ -220,7 +220,7 @@ def import_files(
 
 
 def _build(ledger: Ledger, drafts: list[Draft], options: ImportOptions) -> list[Envelope]:
-    created = datetime.now(timezone.utc)
+    created = datetime.now(UTC)
     ids: dict[str, str] = {}
     records: list[Envelope | None] = [None] * len(drafts)
     items: list[Item | None] = [None] * len(drafts)

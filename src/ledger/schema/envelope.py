@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import (
@@ -64,7 +64,7 @@ class Source(Model):
         return value
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Source":
+    def _consistent(self) -> Source:
         if len(self.sha) < 40:
             # An abbreviated SHA is accepted, and marked as such, never passed as a full one.
             self.abbreviated = True
@@ -142,8 +142,8 @@ class Envelope(Model):
         if value is None:
             return None
         if value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc)
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
 
     @property
     def when(self) -> datetime:

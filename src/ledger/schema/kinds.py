@@ -147,7 +147,7 @@ class FlopAudit(Envelope):
     peaks: list[PeakConvention] = Field(default_factory=list, description="Other conventions reported beside `peak`.")
 
     @model_validator(mode="after")
-    def _reconciles(self) -> "FlopAudit":
+    def _reconciles(self) -> FlopAudit:
         if self.counted_flop_per_sample is not None:
             explained = self.counted_flop_per_sample + sum(self.itemised.values())
             if explained != self.flop_per_sample:
@@ -236,7 +236,7 @@ class Measurement(Envelope):
         return data
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Measurement":
+    def _consistent(self) -> Measurement:
         if self.outcome == "ok" and self.median is None and not self.samples and (self.min is None or self.max is None):
             raise ValueError(
                 "an ok measurement needs samples, a median, or a min and max; an OOM or failed run sets outcome"
@@ -382,7 +382,7 @@ class Gate(Envelope):
     extra: dict[str, Any] = Field(default_factory=dict, description="Importer details, e.g. provenance_gaps.")
 
     @model_validator(mode="after")
-    def _honest(self) -> "Gate":
+    def _honest(self) -> Gate:
         if self.executed != self.passed + self.failed + self.errors:
             raise ValueError(
                 f"executed = {self.executed} but passed + failed + errors = {self.passed + self.failed + self.errors}"
@@ -409,7 +409,7 @@ class Mutation(Envelope):
     detected_by: str | None = Field(None, description="The test that caught it; empty when nothing did.")
 
     @model_validator(mode="after")
-    def _meaningful(self) -> "Mutation":
+    def _meaningful(self) -> Mutation:
         if not self.built and self.detected_by:
             raise ValueError("a mutation that does not build establishes nothing: detected_by must be empty")
         return self
@@ -516,7 +516,7 @@ class MemoryProfile(Envelope):
     )
 
     @model_validator(mode="after")
-    def _series_attached(self) -> "MemoryProfile":
+    def _series_attached(self) -> MemoryProfile:
         if self.series is not None and self.series not in self.attachments:
             raise ValueError(f"series {self.series!r} is not in attachments: its sha256 must be recorded")
         return self

@@ -9,7 +9,8 @@ here, and add a fixture of the old format under tests/schema/formats/.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .envelope import FORMAT_VERSION
 

@@ -209,7 +209,8 @@ def build_site(
     With `strict`, a MkDocs warning, a page-rule violation or a broken link raises
     SiteCheckFailed (exit 1); without it they come back in `SiteResult.warnings`.
     """
-    from . import linkcheck, mkdocs_run, selfcheck as page_rules
+    from . import linkcheck, mkdocs_run
+    from . import selfcheck as page_rules
 
     progress = progress or _noop
     started = begun = time.perf_counter()

@@ -100,7 +100,6 @@ def collect(data: SiteData) -> list[Chart]:
 def svg(chart: Chart) -> bytes:
     """The chart as SVG bytes; the same points always give the same bytes."""
     import matplotlib
-
     from matplotlib.figure import Figure  # no pyplot: no global figure state, no GUI backend
 
     with matplotlib.rc_context(SVG_RC):

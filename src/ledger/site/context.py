@@ -66,7 +66,7 @@ class SiteData:
         specs: list[Spec],
         contract_name: str | None = None,
         extra_cited: set[str] | None = None,
-    ) -> "SiteData":
+    ) -> SiteData:
         data = cls(title=title, records=records, specs=specs, contract_name=contract_name)
         for record in records:
             data.by_id[record.id] = record

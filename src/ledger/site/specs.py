@@ -95,9 +95,8 @@ def _evidence(data: SiteData, page: str, item: dict[str, Any]) -> Markup:
 
 @lru_cache(maxsize=1)
 def _markdown():
-    from markdown_it import MarkdownIt
-
     from markdown.extensions.toc import slugify
+    from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
         ["table", "strikethrough"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,7 @@ def prepare(
     source_problem: InputError | None = None
     given_alloc: dict[str, Any] | None = None
     tool = tool_stamp().model_dump(mode="json")
-    created = now or datetime.now(timezone.utc)
+    created = now or datetime.now(UTC)
     out: list[Envelope] = []
     for number, item in enumerate(items, start=1):
         data = item.data

@@ -8,7 +8,6 @@ from typing import Any
 
 import orjson
 
-
 _PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 

@@ -44,7 +44,7 @@ class Ledger:
     config: Config = field(default_factory=Config)
 
     @classmethod
-    def open(cls, start: Path | str | None = None) -> "Ledger":
+    def open(cls, start: Path | str | None = None) -> Ledger:
         start_path = Path(start) if start is not None else Path.cwd()
         root = find_root(start_path)
         if root is None:
