@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Union
 
 from pydantic import Field, TypeAdapter
 
@@ -54,7 +54,8 @@ def register_kind(model: type[Envelope]) -> type[Envelope]:
 @lru_cache(maxsize=1)
 def record_adapter() -> TypeAdapter:
     """One validator for every kind, dispatched on `kind` (fast path for whole-ledger checks)."""
-    union = Annotated[tuple(KINDS.values()), Field(discriminator="kind")]  # type: ignore[valid-type]
+    # Union[...] of a runtime tuple: PEP 604's `|` cannot be spelled over a tuple.
+    union = Annotated[Union[tuple(KINDS.values())], Field(discriminator="kind")]  # type: ignore[valid-type]  # noqa: UP007
     return TypeAdapter(union)
 
 
