@@ -11,13 +11,11 @@ import pytest
 
 from tests.conftest import run_ledger
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 LOCAL = Path(__file__).resolve().parent / "data"
-ASUS = SHARED / "mlperf/training_results_v4.0/ASUSTeK/results/ESC_N8A-E12/llama2_70b_lora"
-CISCO = SHARED / "mlperf/training_results_v5.1/Cisco/results/1xC885A_M8-8xH200-SXM-141GB/llama2_70b_lora/result_0.txt"
-NVIDIA = SHARED / "mlperf/training_results_v4.0/NVIDIA/results/eos_n128_ngc24.04_nemo/llama2_70b_lora/result_0.txt"
-
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside this checkout")
+DATA = LOCAL  # real files other tools wrote; SOURCES.md says where each came from
+ASUS = DATA / "mlperf/training_results_v4.0/ASUSTeK/results/ESC_N8A-E12/llama2_70b_lora"
+CISCO = DATA / "mlperf/training_results_v5.1/Cisco/results/1xC885A_M8-8xH200-SXM-141GB/llama2_70b_lora/result_0.txt"
+NVIDIA = DATA / "mlperf/training_results_v4.0/NVIDIA/results/eos_n128_ngc24.04_nemo/llama2_70b_lora/result_0.txt"
 
 
 def imported(repo: Path, *args: str) -> list[dict]:
@@ -40,7 +38,6 @@ def refused(repo: Path, *args: str) -> str:
     return result.stderr
 
 
-@needs_shared
 def test_mlperf_result_set_time_to_train_and_olympic_average(repo: Path) -> None:
     files = sorted(str(p) for p in ASUS.glob("result_*.txt"))
     records = imported(repo, "mlperf", *files)
@@ -66,7 +63,6 @@ def test_mlperf_result_set_time_to_train_and_olympic_average(repo: Path) -> None
     assert {Path(p).name for p in summary["extra"]["dropped"]} == {"result_3.txt", "result_7.txt"}
 
 
-@needs_shared
 def test_mlperf_noisy_log_with_empty_commit_and_placeholders(repo: Path) -> None:
     (run, env) = sorted(imported(repo, "mlperf", str(CISCO)), key=lambda r: r["kind"], reverse=True)
     assert run["kind"] == "measurement" and env["kind"] == "environment"
@@ -78,7 +74,6 @@ def test_mlperf_noisy_log_with_empty_commit_and_placeholders(repo: Path) -> None
     assert env["cpu_model"] == "AMD EPYC 9575F 64-Core Processor"
 
 
-@needs_shared
 def test_mlperf_inline_sysjson_multi_node(repo: Path) -> None:
     records = imported(repo, "mlperf", str(NVIDIA))
     run = next(r for r in records if r["kind"] == "measurement")
@@ -86,7 +81,6 @@ def test_mlperf_inline_sysjson_multi_node(repo: Path) -> None:
     assert run["allocation"]["nodes"] == 128 and run["allocation"]["topology"].startswith("1024x ")
 
 
-@needs_shared
 def test_mlperf_malformed(repo: Path, tmp_path: Path) -> None:
     lines = (ASUS / "result_0.txt").read_bytes().decode().splitlines(keepends=True)
     broken = tmp_path / "result_0.txt"
@@ -97,19 +91,17 @@ def test_mlperf_malformed(repo: Path, tmp_path: Path) -> None:
     assert "run_start" in refused(repo, "mlperf", str(no_start))
     # A pytest-benchmark file renamed .txt and handed to the MLPerf importer.
     other = tmp_path / "result_9.txt"
-    other.write_text(next((SHARED / "pytest-benchmark").glob("0001_*.json")).read_text())
+    other.write_text(next((DATA / "pytest-benchmark/pytest-benchmark-2.5").glob("0001_*.json")).read_text())
     assert "no :::MLLOG line" in refused(repo, "mlperf", str(other))
 
 
-@needs_shared
 def test_mlperf_not_a_log(repo: Path) -> None:
-    err = refused(repo, "mlperf", str(SHARED / "asv/benchmarks.json"), str(ASUS / "result_0.txt"))
+    err = refused(repo, "mlperf", str(DATA / "asv/asv-fixtures/example_results/benchmarks.json"), str(ASUS / "result_0.txt"))
     assert "system_name" in err
 
 
-@needs_shared
 def test_pytest_benchmark(repo: Path) -> None:
-    files = sorted(str(p) for p in (SHARED / "pytest-benchmark").glob("*.json"))
+    files = sorted(str(p) for p in (DATA / "pytest-benchmark/pytest-benchmark-2.5").glob("*.json"))
     records = imported(repo, "pytest-benchmark", *files)
     runs = [r for r in records if r["kind"] == "measurement"]
     assert len(runs) == 3
@@ -120,12 +112,11 @@ def test_pytest_benchmark(repo: Path) -> None:
     assert any("dirty" in g for g in run["extra"]["provenance_gaps"])
 
 
-@needs_shared
 def test_pytest_benchmark_malformed(repo: Path, tmp_path: Path) -> None:
     doc = json.loads(
         (
-            SHARED
-            / "pytest-benchmark/0030_5b78858eb718649a31fb93d8dc96ca2cee41a4cd_20150815_030419_uncommitted-changes.json"
+            DATA
+            / "pytest-benchmark/pytest-benchmark-2.5/0030_5b78858eb718649a31fb93d8dc96ca2cee41a4cd_20150815_030419_uncommitted-changes.json"
         ).read_text()
     )
     del doc["benchmarks"][0]["stats"]
@@ -135,26 +126,25 @@ def test_pytest_benchmark_malformed(repo: Path, tmp_path: Path) -> None:
     cut = tmp_path / "cut.json"
     cut.write_text(
         (
-            SHARED
-            / "pytest-benchmark/0030_5b78858eb718649a31fb93d8dc96ca2cee41a4cd_20150815_030419_uncommitted-changes.json"
+            DATA
+            / "pytest-benchmark/pytest-benchmark-2.5/0030_5b78858eb718649a31fb93d8dc96ca2cee41a4cd_20150815_030419_uncommitted-changes.json"
         ).read_text()[:500]
     )
     assert "line " in refused(repo, "pytest-benchmark", str(cut))
     # A file of another tool is named for what it lacks.
-    assert "key benchmarks" in refused(repo, "pytest-benchmark", str(SHARED / "asv/benchmarks.json"))
+    assert "key benchmarks" in refused(repo, "pytest-benchmark", str(DATA / "asv/asv-fixtures/example_results/benchmarks.json"))
     assert "line 21: holds the non-number NaN" in refused(
-        repo, "pytest-benchmark", str(SHARED / "asv/22b920c6-py2.7-Cython-numpy1.8.json")
+        repo, "pytest-benchmark", str(DATA / "asv/asv-fixtures/example_results/cheetah/22b920c6-py2.7-Cython-numpy1.8.json")
     )
 
 
-@needs_shared
 def test_pyperf_suite_single_and_memory(repo: Path) -> None:
     records = imported(
         repo,
         "pyperf",
-        str(SHARED / "pyperf/mult_list_py38.json"),
-        str(SHARED / "pyperf/telco.json"),
-        str(SHARED / "pyperf/track_memory.json"),
+        str(DATA / "pyperf/mult_list_py38.json"),
+        str(DATA / "pyperf/telco.json"),
+        str(DATA / "pyperf/track_memory.json"),
     )
     runs = {r["metric"]: r for r in records if r["kind"] == "measurement"}
     assert set(runs) == {"[1]*1000", "[1,2]*1000", "[1,2,3]*1000", "telco", "timeit"}
@@ -167,9 +157,8 @@ def test_pyperf_suite_single_and_memory(repo: Path) -> None:
     assert len({runs[m]["allocation"]["id"] for m in ("[1]*1000", "[1,2]*1000", "[1,2,3]*1000")}) == 1
 
 
-@needs_shared
 def test_pyperf_malformed(repo: Path, tmp_path: Path) -> None:
-    doc = json.loads((SHARED / "pyperf/telco.json").read_text())
+    doc = json.loads((DATA / "pyperf/telco.json").read_text())
     doc["benchmarks"][0]["runs"][3]["values"][1] = "fast"
     bad = tmp_path / "telco.json"
     bad.write_text(json.dumps(doc))
@@ -179,10 +168,9 @@ def test_pyperf_malformed(repo: Path, tmp_path: Path) -> None:
     assert "key version" in refused(repo, "pyperf", str(bad))
 
 
-@needs_shared
 def test_asv_results_with_nan_null_and_params(repo: Path) -> None:
     records = imported(
-        repo, "asv", str(SHARED / "asv/benchmarks.json"), str(SHARED / "asv/fcf8c079-py2.7-Cython-numpy1.8.json")
+        repo, "asv", str(DATA / "asv/asv-fixtures/example_results/benchmarks.json"), str(DATA / "asv/asv-fixtures/example_results/cheetah/fcf8c079-py2.7-Cython-numpy1.8.json")
     )
     runs = {r["metric"]: r for r in records if r["kind"] == "measurement"}
     assert "time_AAA_skip" not in runs  # NaN: asv skipped it, nothing was measured
@@ -196,9 +184,8 @@ def test_asv_results_with_nan_null_and_params(repo: Path) -> None:
     assert runs["time_quantity.time_quantity_array_conversion"]["observed_at"].startswith("2013-04-28")
 
 
-@needs_shared
 def test_asv_malformed(repo: Path, tmp_path: Path) -> None:
-    text = (SHARED / "asv/22b920c6-py2.7-Cython-numpy1.8.json").read_text()
+    text = (DATA / "asv/asv-fixtures/example_results/cheetah/22b920c6-py2.7-Cython-numpy1.8.json").read_text()
     bad = tmp_path / "22b920c6-bad.json"
     bad.write_text(text.replace('"result": [1, 2, 3]', '"result": [1, 2]'))
     assert "results.time_other.time_parameterized.result" in refused(repo, "asv", str(bad))
