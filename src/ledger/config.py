@@ -29,7 +29,9 @@ class Config(BaseModel):
     records: str = Field("ledger/records", description="Folder of record files, relative to the config file.")
     specs: str = Field("ledger/specs", description="Folder of spec pages (Markdown with front matter).")
     source: str = Field(".", description="Default checkout whose commit stamps records (`--source` overrides).")
-    contract: str | None = Field(None, description="Name of the current contract; default: the newest contract record.")
+    contract: str | None = Field(
+        None, description="Name of the current contract; default: the contract with the most recent measurement."
+    )
     site: SiteSettings = Field(default_factory=SiteSettings)
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Rule id -> severity and parameters.")
 

@@ -101,3 +101,119 @@ def format_figure(value: float, spread: float, unit: str = "") -> str:
     magnitude = math.floor(math.log10(abs(trimmed))) + 1 if trimmed else 1
     decimals = max(digits - magnitude, 0)
     return f"{trimmed:.{decimals}f}{unit}"
+
+
+# -- the one digit policy every surface quotes through ---------------------------------------
+#
+# Site, `show`, `list`, `compare`, `status` and the demo summary all write a figure with
+# `quote`: with a known uncertainty, to the digits it supports; without one, as recorded
+# (trailing zeros kept when the record says how many decimals it was given with). JSON
+# output carries the same text beside the exact value, so the two never disagree.
+
+#: A number typed by a person carries at most this many significant figures; more means it
+#: was computed (float noise such as 0.0024999999999999467), quoted to COMPUTED_DIGITS.
+TYPED_DIGITS = 10
+COMPUTED_DIGITS = 8
+
+
+def _join(text: str, unit: str) -> str:
+    if not unit:
+        return text
+    return f"{text}{unit}" if unit in ("%", "x", "×") else f"{text} {unit}"
+
+
+def as_recorded(number: float, decimals: int | None = None) -> str:
+    """A figure whose spread is unknown, to the last digit it was recorded with.
+
+    Nothing supports trimming it, so it is not trimmed: 0.707865914 stays 0.707865914, and
+    with `decimals` (how many the record was given with) 7.2590400 keeps its zeros. A
+    computed value (17 significant figures of float noise) is quoted to 8.
+    """
+    number = float(number)
+    if not math.isfinite(number):
+        return str(number)
+    if decimals is not None and 0 <= decimals <= 20:
+        return f"{number:.{decimals}f}"
+    if number.is_integer() and abs(number) < 1e18:
+        return str(int(number))
+    shortest = repr(number)
+    mantissa = shortest.split("e")[0].lstrip("-").replace(".", "").lstrip("0")
+    if len(mantissa) <= TYPED_DIGITS and "e" not in shortest:
+        return shortest
+    return f"{number:.{COMPUTED_DIGITS}g}"
+
+
+def quote(
+    value: float | None,
+    uncertainty_pct: float | None = None,
+    unit: str = "",
+    *,
+    decimals: int | None = None,
+    missing: str = "–",
+) -> str:
+    """`value` as every surface prints it: to the digits `uncertainty_pct` (percent of the
+    value) supports, else as recorded. `quote(1.23456, 0.5, "s") == "1.23 s"`."""
+    if value is None:
+        return missing
+    if isinstance(value, bool):
+        return str(value).lower()
+    number = float(value)
+    if uncertainty_pct and number and math.isfinite(number):
+        text = format_figure(number, abs(number) * uncertainty_pct / 100.0)
+    else:
+        text = as_recorded(number, decimals)
+    return _join(text, unit)
+
+
+def measurement_uncertainty(m) -> float | None:
+    """A measurement's uncertainty in percent of its median (see `uncertainty_percent`)."""
+    if getattr(m, "kind", None) != "measurement":
+        return None
+    return uncertainty_percent(m.samples, m.median, m.min, m.max)
+
+
+def quote_of(m, value: float | None, unit: str = "", *, field: str | None = None) -> str:
+    """`value` of (or derived from) measurement `m`, quoted to the digits `m`'s spread supports."""
+    decimals = None
+    if field is not None:
+        decimals = (getattr(m, "extra", None) or {}).get("decimals", {}).get(field)
+        decimals = decimals if isinstance(decimals, int) else None
+    return quote(value, measurement_uncertainty(m), unit, decimals=decimals)
+
+
+_BYTE_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def readable_bytes(n: int | float | None) -> str:
+    """52022503936 -> '48.4 GiB' (binary units, three significant figures)."""
+    if n is None:
+        return "–"
+    size = float(n)
+    for unit in _BYTE_UNITS:
+        if abs(size) < 1024 or unit == _BYTE_UNITS[-1]:
+            if unit == "bytes":
+                return f"{int(size)} bytes"
+            return f"{size:.3g} {unit}" if abs(size) < 1000 else f"{size:.0f} {unit}"
+        size /= 1024
+    return f"{n} bytes"  # pragma: no cover
+
+
+def readable_duration(seconds: float | None) -> str:
+    """0.000123 -> '123 µs', 95 -> '1 min 35 s', 7200 -> '2 h 0 min'."""
+    if seconds is None:
+        return "–"
+    s = float(seconds)
+    if abs(s) < 1e-3:
+        return f"{s * 1e6:.3g} µs"
+    if abs(s) < 1:
+        return f"{s * 1e3:.3g} ms"
+    if abs(s) < 60:
+        return f"{s:.3g} s"
+    if abs(s) < 3600:
+        return f"{int(s // 60)} min {int(round(s % 60))} s"
+    return f"{int(s // 3600)} h {int(round((s % 3600) / 60))} min"
+
+
+def exact_bytes(n: int | float) -> str:
+    """The exact count with thousands separators: '52,022,503,936 bytes'."""
+    return f"{int(n):,} bytes"

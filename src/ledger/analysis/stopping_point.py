@@ -58,16 +58,59 @@ class Row:
         return self.measurement.throughput if self.measurement else None
 
 
-def current_contract(records: Iterable[Envelope], name: str | None = None) -> Contract | None:
-    """The named contract, else the newest contract that nothing supersedes."""
-    records = list(records)
-    superseded = {s for r in records for s in r.supersedes}
+#: Why a contract is the current one (`ContractChoice.rule`).
+RULE_CONFIGURED = "named by `contract:` in ledger.yaml"
+RULE_ASKED = "asked for"
+RULE_MEASURED = "the contract with the most recent measurement (`contract:` in ledger.yaml is unset)"
+RULE_ONLY = "no measurement yet: the newest contract record (`contract:` in ledger.yaml is unset)"
+
+
+@dataclass(frozen=True)
+class ContractChoice:
+    """The current contract and the rule that chose it; `contract` is None when the ledger has none."""
+
+    contract: Contract | None
+    rule: str
+    asked: str | None = None
+
+
+def find_contract(records: Iterable[Envelope], name_or_id: str) -> Contract | None:
+    """A contract by name (the newest record of that name) or by id or unique id prefix."""
     contracts = [r for r in records if isinstance(r, Contract)]
+    named = [c for c in contracts if c.name == name_or_id]
+    if named:
+        return max(named, key=lambda c: (c.when, c.id))
+    key = name_or_id.upper()
+    by_id = [c for c in contracts if c.id.startswith(key)] if len(key) >= 4 else []
+    return by_id[0] if len(by_id) == 1 else None
+
+
+def choose_contract(records: Iterable[Envelope], name: str | None = None, *, asked: bool = False) -> ContractChoice:
+    """Which contract is current, and why.
+
+    Explicit first: `name` (ledger.yaml's `contract:`, or `--contract`). When unset, the
+    contract the most recent measurement was taken under, so adding an unrelated contract
+    record never moves the stopping point away from the campaign; only when no measurement
+    cites a contract, the newest contract that nothing supersedes.
+    """
+    records = list(records)
     if name:
-        named = [c for c in contracts if c.name == name]
-        return max(named, key=lambda c: (c.when, c.id)) if named else None
-    live = [c for c in contracts if c.id not in superseded]
-    return max(live, key=lambda c: (c.when, c.id)) if live else None
+        return ContractChoice(find_contract(records, name), RULE_ASKED if asked else RULE_CONFIGURED, name)
+    superseded = {s for r in records for s in r.supersedes}
+    contracts = {r.id: r for r in records if isinstance(r, Contract)}
+    measured = [
+        m for m in records if isinstance(m, Measurement) and m.contract in contracts and m.contract not in superseded
+    ]
+    if measured:
+        newest = max(measured, key=lambda m: (m.when, m.created_at, m.id))
+        return ContractChoice(contracts[newest.contract], RULE_MEASURED)
+    live = [c for c in contracts.values() if c.id not in superseded]
+    return ContractChoice(max(live, key=lambda c: (c.when, c.id)) if live else None, RULE_ONLY)
+
+
+def current_contract(records: Iterable[Envelope], name: str | None = None) -> Contract | None:
+    """The current contract: see `choose_contract`."""
+    return choose_contract(records, name).contract
 
 
 def _gpus_of(topology: str) -> int:
@@ -85,10 +128,12 @@ def _rank(m: Measurement, row_mfu: float | None, row_tp: float | None) -> tuple:
     )
 
 
-def stopping_point(records: Iterable[Envelope], contract_name: str | None = None) -> tuple[Contract | None, list[Row]]:
-    """The contract the table is for, and its rows ordered by GPU count."""
+def stopping_point(
+    records: Iterable[Envelope], contract_name: str | None = None, *, contract: Contract | None = None
+) -> tuple[Contract | None, list[Row]]:
+    """The contract the table is for (`contract`, else the current one), and its rows ordered by GPU count."""
     records = list(records)
-    contract = current_contract(records, contract_name)
+    contract = contract or current_contract(records, contract_name)
     if contract is None:
         return None, []
     by_id = {r.id: r for r in records}

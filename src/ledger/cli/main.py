@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, str] = {
     "add": "ledger.cli.add:command",
     "show": "ledger.cli.show:command",
     "list": "ledger.cli.list:command",
+    "status": "ledger.cli.status:command",
     "schema": "ledger.cli.schema:command",
     "site": "ledger.cli.site:command",
     "check": "ledger.cli.check:command",

@@ -14,6 +14,7 @@ column. Every function takes the page's full text (front matter included) and re
     pages.owed_items(text)          -> [OwedItem(line, text, owner, issues, section)]
     pages.quoted_figures(text)      -> [Figure(line, text, value, unit, digits, approximate, spread_percent, ids)]
     pages.rendered_width(plain)     -> int (East Asian wide characters count 2)
+    pages.read_spec_owed(specs_dir) -> ([SpecOwed(text, owner, issues, spec)], [unreadable paths])
 """
 
 from .frontmatter import FrontMatter, front_matter
@@ -30,6 +31,7 @@ from .markdown import (
     rendered_width,
     tables,
 )
+from .owed import SpecOwed, read_spec_owed, spec_owed
 
 __all__ = [
     "FrontMatter",
@@ -45,4 +47,7 @@ __all__ = [
     "quoted_figures",
     "rendered_width",
     "tables",
+    "SpecOwed",
+    "read_spec_owed",
+    "spec_owed",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..analysis.figures import measurement_uncertainty, quote_of
 from ..schema.envelope import Envelope
 from .escape import md_inline
 
@@ -140,23 +141,11 @@ class SiteData:
 
     def spread_percent(self, record_id: str) -> float | None:
         """A measurement's uncertainty in percent, as `ledger check` takes it (figures.uncertainty_percent)."""
-        from ..analysis.figures import uncertainty_percent
+        return measurement_uncertainty(self.by_id.get(record_id))
 
-        m = self.by_id.get(record_id)
-        if m is None or m.kind != "measurement":
-            return None
-        return uncertainty_percent(m.samples, m.median, m.min, m.max)
-
-    def quote(self, record_id: str, value: float | None, unit: str = "") -> str:
-        """`value` (of or derived from a measurement) with only the figures its spread supports."""
-        from ..analysis.figures import format_figure
-        from .escape import figure
-
-        if value is None:
-            return "–"
-        spread = self.spread_percent(record_id)
-        text = format_figure(value, abs(value) * spread / 100.0) if spread else figure(value)
-        return f"{text} {unit}".rstrip() if unit != "%" else f"{text}%"
+    def quote(self, record_id: str, value: float | None, unit: str = "", field: str | None = None) -> str:
+        """`value` (of or derived from a measurement) by the one digit policy (`figures.quote_of`)."""
+        return quote_of(self.by_id.get(record_id), value, unit, field=field)
 
     def summary(self, record: Envelope) -> str:
         """A record's one-line summary, its figures trimmed to what their spread supports."""

@@ -1,0 +1,275 @@
+"""The campaign's state in one structure: what `ledger status` prints and the home page shows.
+
+A `Status` is plain data: the current contract (and the rule that chose it) and a list of
+`Section`s, each a titled table whose columns carry an importance, so a narrow terminal or
+a phone drops detail columns first and never the verdict. Sections come from the builders
+in `SECTIONS`, in order; a new section (re-gates owed, sweeps) is one more builder:
+
+    def my_section(ctx: StatusContext) -> Section | None: ...
+    SECTIONS.append(my_section)
+
+Every figure is quoted through `ledger.analysis.figures`, so text and JSON agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..schema.envelope import Envelope
+from ..schema.kinds import Contract, Decision, Hypothesis
+from .figures import quote_of
+from .stopping_point import ContractChoice, Row, choose_contract, stopping_point
+
+#: How many decisions the status shows (newest first).
+NEWEST_DECISIONS = 8
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a section's table. `importance` 1 is kept longest; higher drop first."""
+
+    key: str
+    title: str
+    importance: int = 2
+    #: "id" (shown as a unique prefix in the terminal, linked on the site), "figure", "text".
+    role: str = "text"
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    columns: list[Column]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    #: Shown instead of the table when there are no rows.
+    empty: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "title": self.title,
+            "columns": [asdict(c) for c in self.columns],
+            "rows": self.rows,
+            "empty": self.empty,
+            "notes": self.notes,
+        }
+
+
+@dataclass
+class OwedEntry:
+    """An owed item from a spec page (the caller reads the pages; see `ledger.pages`)."""
+
+    text: str
+    owner: str | None
+    issues: list[int]
+    spec: str
+
+
+@dataclass
+class StatusContext:
+    """What section builders read."""
+
+    records: list[Envelope]
+    choice: ContractChoice
+    stopping_rows: list[Row]
+    owed: list[OwedEntry]
+    by_id: dict[str, Envelope]
+    superseded: set[str]
+
+
+@dataclass
+class Status:
+    contract: dict[str, Any] | None
+    contract_rule: str
+    sections: list[Section]
+    records: int
+
+    def section(self, key: str) -> Section | None:
+        return next((s for s in self.sections if s.key == key), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "contract": self.contract,
+            "contract_rule": self.contract_rule,
+            "records": self.records,
+            "sections": [s.as_dict() for s in self.sections],
+        }
+
+
+def stopping_row(row: Row) -> dict[str, Any]:
+    """One stopping-point row as plain data: figures quoted by the digit policy, exact values beside them."""
+    m = row.measurement
+    ok = m is not None and m.outcome == "ok" and m.median is not None
+    convention = None
+    if row.mfu is not None:
+        convention = (
+            row.flop_audit.peak.name
+            if row.flop_audit is not None and row.mfu_recomputed is not None
+            else (m.peak_convention if m else None)
+        )
+    return {
+        "topology": row.topology,
+        "status": row.status,
+        "reasons": list(row.reasons),
+        "median": quote_of(m, m.median, m.unit, field="median") if ok else "no valid step",
+        "median_value": m.median if ok else None,
+        "unit": m.unit if m else None,
+        "throughput": quote_of(m, row.throughput, m.throughput_unit or "")
+        if ok and row.throughput is not None
+        else "–",
+        "throughput_value": row.throughput if ok else None,
+        "mfu": quote_of(m, row.mfu, "%") if ok and row.mfu is not None else "–",
+        "mfu_value": row.mfu if ok else None,
+        "peak_convention": convention,
+        "batch": row.batch,
+        "measurement": m.id if m else None,
+        "commit": m.source.sha[:9] if m and m.source else None,
+    }
+
+
+def stopping_section(ctx: StatusContext) -> Section:
+    columns = [
+        Column("topology", "Topology", 1),
+        Column("status", "Status", 1),
+        Column("mfu", "MFU", 1, "figure"),
+        Column("median", "Median step", 2, "figure"),
+        Column("throughput", "Throughput", 3, "figure"),
+        Column("batch", "Local/global batch", 4),
+        Column("measurement", "Measurement", 2, "id"),
+    ]
+    rows = [stopping_row(r) for r in ctx.stopping_rows]
+    conventions = sorted({r["peak_convention"] for r in rows if r["peak_convention"]})
+    notes = [f"MFU under the peak convention {', '.join(conventions)}."] if conventions else []
+    empty = (
+        "No measurement under this contract yet."
+        if ctx.choice.contract is not None
+        else "No contract record yet: `ledger add contract` names what must match."
+    )
+    return Section("stopping_point", "Stopping point", columns, rows, empty, notes)
+
+
+def decisions_section(ctx: StatusContext) -> Section:
+    decisions = [d for d in ctx.records if isinstance(d, Decision) and d.id not in ctx.superseded]
+    decisions.sort(key=lambda d: (d.when, d.created_at, d.id), reverse=True)
+    rows = [
+        {
+            "verdict": d.verdict,
+            "family": d.family,
+            "qualifier": d.qualifier,
+            "where_to_continue": d.where_to_continue,
+            "when": d.when.strftime("%Y-%m-%d"),
+            "id": d.id,
+        }
+        for d in decisions[:NEWEST_DECISIONS]
+    ]
+    notes = (
+        [f"{len(decisions) - NEWEST_DECISIONS} older decision(s) not shown."]
+        if len(decisions) > NEWEST_DECISIONS
+        else []
+    )
+    columns = [
+        Column("verdict", "Verdict", 1),
+        Column("family", "Family", 1),
+        Column("when", "Date", 3),
+        Column("where_to_continue", "Where to continue", 4),
+        Column("id", "Record", 2, "id"),
+    ]
+    return Section("decisions", "Newest decisions", columns, rows, "No decision recorded yet.", notes)
+
+
+def owed_section(ctx: StatusContext) -> Section:
+    rows: list[dict[str, Any]] = [
+        {
+            "item": o.text,
+            "owner": o.owner or "unowned",
+            "issues": ", ".join(f"#{n}" for n in o.issues),
+            "where": f"spec {o.spec}",
+            "id": None,
+        }
+        for o in ctx.owed
+    ]
+    for h in ctx.records:
+        if isinstance(h, Hypothesis) and h.status == "open" and h.id not in ctx.superseded:
+            rows.append(
+                {
+                    "item": f"open hypothesis: {h.statement}",
+                    "owner": h.owner or "unowned",
+                    "issues": "",
+                    "where": h.settled_by or "",
+                    "id": h.id,
+                }
+            )
+    columns = [
+        Column("item", "Owed", 1),
+        Column("owner", "Owner", 2),
+        Column("issues", "Issues", 3),
+        Column("where", "Where", 4),
+        Column("id", "Record", 3, "id"),
+    ]
+    return Section("owed", "Owed", columns, rows, "Nothing owed: no owed item in a spec page, no open hypothesis.")
+
+
+#: Section builders, in the order they are shown. A builder returns None to stay silent.
+SECTIONS: list[Callable[[StatusContext], Section | None]] = [stopping_section, decisions_section, owed_section]
+
+
+def contract_summary(contract: Contract | None) -> dict[str, Any] | None:
+    if contract is None:
+        return None
+    return {
+        "id": contract.id,
+        "name": contract.name,
+        "model": contract.model,
+        "param_precision": contract.param_precision,
+        "optimizer_state_precision": contract.optimizer_state_precision,
+        "compute_precision": contract.compute_precision,
+    }
+
+
+def build_status(
+    records: Iterable[Envelope],
+    contract: str | None = None,
+    *,
+    asked: bool = False,
+    owed: Iterable[OwedEntry] = (),
+) -> Status:
+    """The status of a ledger under `contract` (a name or id; else the current-contract rule).
+
+    `asked` says the contract came from the user (`--contract`) rather than ledger.yaml.
+    """
+    records = list(records)
+    choice = choose_contract(records, contract, asked=asked)
+    _, rows = stopping_point(records, contract=choice.contract) if choice.contract else (None, [])
+    ctx = StatusContext(
+        records=records,
+        choice=choice,
+        stopping_rows=rows,
+        owed=list(owed),
+        by_id={r.id: r for r in records},
+        superseded={s for r in records for s in r.supersedes},
+    )
+    sections = [s for s in (build(ctx) for build in SECTIONS) if s is not None]
+    return Status(contract_summary(choice.contract), choice.rule, sections, len(records))
+
+
+def unique_prefixes(ids: Iterable[str], minimum: int = 8) -> dict[str, str]:
+    """The shortest prefix of each id (at least `minimum` characters) no other id shares,
+    as git abbreviates SHAs; `ledger show PREFIX` resolves it."""
+    ordered = sorted(set(ids))
+    out: dict[str, str] = {}
+    for i, rid in enumerate(ordered):
+        need = minimum
+        for other in (ordered[i - 1] if i else None, ordered[i + 1] if i + 1 < len(ordered) else None):
+            if other is None:
+                continue
+            common = 0
+            for a, b in zip(rid, other, strict=False):
+                if a != b:
+                    break
+                common += 1
+            need = max(need, common + 1)
+        out[rid] = rid[: min(need, len(rid))]
+    return out

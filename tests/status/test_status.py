@@ -1,0 +1,101 @@
+"""`ledger status` through the real CLI: the current-contract rule, sections, 80 columns, refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_ledger
+
+
+def add(repo: Path, kind: str, body: dict) -> str:
+    result = run_ledger(repo, "add", kind, "-", input=json.dumps(body))
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def campaign(repo: Path) -> dict[str, str]:
+    ids = {}
+    ids["old"] = add(repo, "contract", {"name": "campaign-a", "model": "dit"})
+    ids["m1"] = add(
+        repo,
+        "measurement",
+        {
+            "contract": ids["old"],
+            "samples": [1.01, 1.02, 1.0, 1.03, 1.02, 1.01, 1.02, 1.02],
+            "allocation": {"id": "job-1", "topology": "4x H200"},
+            "mfu_percent": 41.27,
+        },
+    )
+    ids["d1"] = add(
+        repo, "decision", {"family": "fused optimizer step", "verdict": "accepted", "evidence": [ids["m1"]]}
+    )
+    # An unrelated contract written later, with no measurement under it.
+    ids["new"] = add(repo, "contract", {"name": "unrelated-kernel", "model": "gemm"})
+    (repo / "ledger" / "specs").mkdir(parents=True, exist_ok=True)
+    (repo / "ledger" / "specs" / "plan.md").write_text(
+        "# Plan\n\n## Owed\n\n- Re-gate the fused step on 8x (owner: perf-team) #12\n"
+    )
+    return ids
+
+
+def test_status_follows_the_measured_contract_not_the_newest_record(repo: Path) -> None:
+    ids = campaign(repo)
+    result = run_ledger(repo, "status", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["contract"]["name"] == "campaign-a"
+    assert "most recent measurement" in data["contract_rule"]
+    keys = [s["key"] for s in data["sections"]]
+    assert keys[:3] == ["stopping_point", "decisions", "owed"]
+    (row,) = data["sections"][0]["rows"]
+    assert row["measurement"] == ids["m1"] and row["topology"] == "4x H200" and row["status"] == "final"
+    decisions = data["sections"][1]["rows"]
+    assert [d["id"] for d in decisions] == [ids["d1"]]
+    owed = data["sections"][2]["rows"]
+    assert owed[0]["owner"] == "perf-team" and owed[0]["issues"] == "#12"
+
+
+def test_status_contract_option_and_ledger_yaml(repo: Path) -> None:
+    campaign(repo)
+    other = json.loads(run_ledger(repo, "status", "--contract", "unrelated-kernel", "--format", "json").stdout)
+    assert other["contract"]["name"] == "unrelated-kernel" and other["sections"][0]["rows"] == []
+    text = run_ledger(repo, "status", "--contract", "unrelated-kernel").stdout
+    assert "No measurement under this contract yet." in text
+    config = repo / "ledger.yaml"
+    config.write_text(config.read_text().replace("contract:\n", "contract: unrelated-kernel\n"))
+    named = json.loads(run_ledger(repo, "status", "--format", "json").stdout)
+    assert named["contract"]["name"] == "unrelated-kernel" and "ledger.yaml" in named["contract_rule"]
+
+
+def test_status_refuses_an_unknown_contract_naming_the_known_ones(repo: Path) -> None:
+    campaign(repo)
+    result = run_ledger(repo, "status", "--contract", "no-such-thing")
+    assert result.returncode == 2
+    assert "no-such-thing" in result.stderr and "campaign-a" in result.stderr and "--contract" in result.stderr
+    config = repo / "ledger.yaml"
+    config.write_text(config.read_text().replace("contract:\n", "contract: typo-contract\n"))
+    result = run_ledger(repo, "status")
+    assert result.returncode == 2 and "ledger.yaml" in result.stderr and "typo-contract" in result.stderr
+
+
+def test_status_fits_80_columns_with_unique_id_prefixes(repo: Path) -> None:
+    ids = campaign(repo)
+    result = run_ledger(repo, "status", env={"COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80, result.stdout
+    assert "Verdict" in result.stdout and "accepted" in result.stdout and "MFU" in result.stdout
+    # The id is shown as a prefix that `ledger show` resolves to the same record.
+    prefix = next(
+        word for line in lines if "fused optimizer" in line for word in line.split() if ids["d1"].startswith(word)
+    )
+    assert 8 <= len(prefix) < len(ids["d1"])
+    shown = json.loads(run_ledger(repo, "show", prefix, "--format", "json").stdout)
+    assert shown["id"] == ids["d1"]
+
+
+def test_status_of_an_empty_ledger(repo: Path) -> None:
+    result = run_ledger(repo, "status")
+    assert result.returncode == 0, result.stderr
+    assert "No contract record yet" in result.stdout and "No decision recorded yet." in result.stdout
