@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 
-from .registry import Rule, register
+from .rule import Rule
 from .result import ERROR
 
-register(
+#: The rules of this family, as data (ledger.checks.registry lists the families).
+RULES: tuple[Rule, ...] = (
     Rule(
         "record-size",
         "artifacts",

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .records import Info
-from .registry import Rule, register
+from .info import Info
+from .rule import Rule
 from .result import ERROR
 
-register(
+#: The rules of this family, as data (ledger.checks.registry lists the families).
+RULES: tuple[Rule, ...] = (
     Rule(
         "sandwich-arms",
         "comparability",
@@ -28,9 +29,6 @@ register(
         "Record the FLOP audit for this contract (`ledger collect flops` or `ledger add flop-audit`) "
         "and point the measurement's flop_audit at it.",
     ),
-)
-
-register(
     Rule(
         "sandwich-verdict",
         "comparability",

@@ -5,10 +5,11 @@ deleted is one the next reader reaches again.)"""
 
 from __future__ import annotations
 
-from .registry import Rule, register
+from .rule import Rule
 from .result import ERROR
 
-register(
+#: The rules of this family, as data (ledger.checks.registry lists the families).
+RULES: tuple[Rule, ...] = (
     Rule(
         "append-only",
         "history",

@@ -16,10 +16,11 @@ from collections.abc import Callable
 
 from .. import pages
 from ..analysis.figures import supported_digits_relative
-from .registry import Rule, register
+from .rule import Rule
 from .result import ERROR
 
-register(
+#: The rules of this family, as data (ledger.checks.registry lists the families).
+RULES: tuple[Rule, ...] = (
     Rule(
         "cell-width",
         "pages",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
@@ -18,10 +18,13 @@ from ..schema.registry import record_adapter
 from ..store.canonical import content_hash
 from ..store.ledger import shard_of
 from .artifacts import binary_reason, find_conflicts, readable
-from .registry import Rule, register
+from .comparability import verdict_problem
+from .info import Info
+from .rule import Rule
 from .result import ERROR, WARNING, Violation
 
-register(
+#: The rules of this family, as data (ledger.checks.registry lists the families).
+RULES: tuple[Rule, ...] = (
     Rule(
         "schema-valid",
         "records",
@@ -84,32 +87,14 @@ register(
 )
 
 
-class Info(NamedTuple):
-    """What cross-record rules need of one record."""
-
-    path: str
-    id: str
-    kind: str
-    keys: tuple[tuple[str, str], ...]  # (field, json value) of UNIQUE_KEYS
-    refs: tuple[tuple[str, str], ...]  # (field path, record id)
-    sha: str | None
-    allocation: str | None
-    contract: str | None
-    flop_audit: str | None
-    mfu: bool
-    arms: tuple[tuple[str, str], ...]  # sandwich: (arm field, measurement id)
-    attachments: tuple[tuple[str, str], ...]
-    owner: str | None  # issue owner
-    number: int | None  # issue number
-    spread_percent: float | None  # measurement: figures.uncertainty_percent
-
-
 @dataclass(frozen=True)
 class FileRules:
     """The per-file rules that are on, with their severities and parameters (picklable)."""
 
     severity: dict[str, str] = field(default_factory=dict)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: What to do, per rule id (the rule's fix).
+    fix: dict[str, str] = field(default_factory=dict)
     #: Prefix that turns a records-folder path into the path reported (the records folder).
     prefix: str = ""
 
@@ -134,10 +119,8 @@ def _v(
     field: str | None = None,
     fix: str | None = None,
 ) -> Violation:
-    from .registry import RULES
-
     return Violation(
-        path, line, field, rule_id, rules.severity[rule_id], message, fix if fix is not None else RULES[rule_id].fix
+        path, line, field, rule_id, rules.severity[rule_id], message, fix if fix is not None else rules.fix[rule_id]
     )
 
 
@@ -243,8 +226,6 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
     if record is None:
         return out, None
     if kind == "sandwich" and rules.on("sandwich-verdict"):
-        from .comparability import verdict_problem
-
         problem = verdict_problem(record)
         if problem:
             out.append(_v(rules, "sandwich-verdict", display, problem, field="verdict"))

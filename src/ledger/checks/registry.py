@@ -9,39 +9,22 @@ fix message. `ledger.yaml`'s `rules:` mapping overrides severities and parameter
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError, Problem
-from .result import ERROR, WARNING
+from . import artifacts, comparability, history, pages, records
+from .rule import SEVERITIES, Rule
 
-SEVERITIES = (ERROR, WARNING, "off")
+#: The rule families, one module each; each exports its rules as `RULES`.
+FAMILIES = (artifacts, records, comparability, history, pages)
 
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    family: str  # module of ledger.checks that implements it
-    severity: str
-    doc: str  # what it checks and why (from the users' records)
-    fix: str  # what to do when it fires
-    params: dict[str, Any] = field(default_factory=dict)
-    #: Documentation of each parameter.
-    param_docs: dict[str, str] = field(default_factory=dict)
-
-
-RULES: dict[str, Rule] = {}
-
-
-def register(*rules: Rule) -> None:
-    for rule in rules:
-        RULES[rule.id] = rule
+#: Every rule by id, in family order.
+RULES: dict[str, Rule] = {rule.id: rule for family in FAMILIES for rule in family.RULES}
 
 
 def all_rules() -> dict[str, Rule]:
-    """Every rule, importing the families that declare them."""
-    from . import artifacts, comparability, history, pages, records  # noqa: F401
-
+    """Every rule by id."""
     return RULES
 
 

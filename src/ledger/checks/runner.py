@@ -75,7 +75,12 @@ class Checker:
 
     def file_rules(self) -> FileRules:
         on = {r: self.active[r].severity for r in FILE_RULES if r in self.active}
-        return FileRules(on, {r: self.active[r].params for r in on}, prefix=self.records_rel + "/")
+        return FileRules(
+            on,
+            {r: self.active[r].params for r in on},
+            {r: self.active[r].rule.fix for r in on},
+            prefix=self.records_rel + "/",
+        )
 
     def lookup(self, record_id: str) -> Info | None:
         return self.infos.get(record_id)

@@ -1,0 +1,25 @@
+"""What the cross-record rules need of one record, read once per record by the records family."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Info(NamedTuple):
+    """What cross-record rules need of one record."""
+
+    path: str
+    id: str
+    kind: str
+    keys: tuple[tuple[str, str], ...]  # (field, json value) of UNIQUE_KEYS
+    refs: tuple[tuple[str, str], ...]  # (field path, record id)
+    sha: str | None
+    allocation: str | None
+    contract: str | None
+    flop_audit: str | None
+    mfu: bool
+    arms: tuple[tuple[str, str], ...]  # sandwich: (arm field, measurement id)
+    attachments: tuple[tuple[str, str], ...]
+    owner: str | None  # issue owner
+    number: int | None  # issue number
+    spread_percent: float | None  # measurement: figures.uncertainty_percent

@@ -1,0 +1,26 @@
+"""A rule as data: id, family, default severity, documentation, fix and parameters.
+
+Each rule family module (records, history, comparability, pages, artifacts) exports its
+rules as `RULES`; `ledger.checks.registry` lists the families.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .result import ERROR, WARNING
+
+SEVERITIES = (ERROR, WARNING, "off")
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    family: str  # module of ledger.checks that implements it
+    severity: str
+    doc: str  # what it checks and why (from the users' records)
+    fix: str  # what to do when it fires
+    params: dict[str, Any] = field(default_factory=dict)
+    #: Documentation of each parameter.
+    param_docs: dict[str, str] = field(default_factory=dict)
