@@ -11,9 +11,10 @@ def test_reference_pages_cover_every_kind_rule_and_command(tmp_path):
     from ledger.checks.registry import all_rules
     from ledger.cli.main import SUBCOMMANDS
     from ledger.schema.registry import KINDS
+    from ledger.cli.reference import cli_page
     from ledger.site.reference import write_reference
 
-    kinds, rules, cli = (p.read_text() for p in write_reference(tmp_path))
+    kinds, rules, cli = (p.read_text() for p in write_reference(tmp_path, cli_page()))
     assert all(f"\n## {kind}\n" in kinds for kind in KINDS)
     assert all(f"\n## {rule}\n" in rules for rule in all_rules())
     assert all(f"\n## ledger {name}\n" in cli for name in SUBCOMMANDS)

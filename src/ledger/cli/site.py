@@ -141,7 +141,8 @@ def serve(ctx: click.Context, port: int, host: str, no_build: bool) -> int:
 def reference(out: str) -> int:
     """Write the reference pages: record kinds (from the schema), rules, and the CLI."""
     from ..site.reference import write_reference
+    from .reference import cli_page
 
-    for path in write_reference(Path(out)):
+    for path in write_reference(Path(out), cli_page()):
         click.echo(str(path))
     return 0

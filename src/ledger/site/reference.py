@@ -1,6 +1,7 @@
 """Reference pages generated from the code: record kinds (the schema registry), rules (the
-checker's rule registry) and the command line (click). `ledger site reference --out DIR`
-writes them; the project's docs commit the output and a test keeps it current.
+checker's rule registry) and the command line (click, rendered by `ledger.cli.reference` and
+passed in). `ledger site reference --out DIR` writes them; the project's docs commit the
+output and a test keeps it current.
 """
 
 from __future__ import annotations
@@ -118,43 +119,13 @@ def rules_page() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def cli_page() -> str:
-    import click
-
-    from ..cli.main import cli
-
-    out = [
-        HEADER + "# Command line",
-        "",
-        "Every command and option, as `ledger ... --help` prints them. Exit codes: 0 fine, 1 the check "
-        "found violations (or `site build --strict` found problems), 2 bad input or usage.",
-        "",
-    ]
-
-    def walk(cmd: click.Command, ctx: click.Context, path: str) -> None:
-        out.extend([f"## {path}", "", str(md_fence(cmd.get_help(ctx))), ""])
-        if isinstance(cmd, click.Group):
-            for name in cmd.list_commands(ctx):
-                sub = cmd.get_command(ctx, name)
-                if sub is None or getattr(sub, "hidden", False):
-                    continue
-                walk(
-                    sub,
-                    click.Context(sub, info_name=name, parent=ctx, terminal_width=100, max_content_width=100),
-                    f"{path} {name}",
-                )
-
-    root = click.Context(cli, info_name="ledger", terminal_width=100, max_content_width=100)
-    walk(cli, root, "ledger")
-    return "\n".join(out).rstrip() + "\n"
-
-
-def write_reference(folder: Path) -> list[Path]:
+def write_reference(folder: Path, cli_page: str) -> list[Path]:
+    """Write kinds.md, rules.md and cli.md into FOLDER. The command line's page comes from the
+    CLI side (`ledger.cli.reference.cli_page`), which sits above the site and may read it."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, make in (("kinds.md", kinds_page), ("rules.md", rules_page), ("cli.md", cli_page)):
+    for name, text in (("kinds.md", kinds_page()), ("rules.md", rules_page()), ("cli.md", cli_page)):
         path = folder / name
-        text = make()
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
         written.append(path)
