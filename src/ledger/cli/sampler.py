@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import shlex
-import signal
-import subprocess
-import tempfile
-import time
-
 import click
+from rich.table import Table
 
+from ..collectors.sampler import Sampler, mark, missing_pids, save, watch
 from .add import build_stamping, stamping_options
 from .output import FORMAT_OPTION, console, open_ledger, print_json
 
@@ -84,59 +79,15 @@ def run(
 
         ledger sampler run --name python3 --interval 1 -- ./render.sh
     """
-    from ..collectors.sampler import MARKS_ENV, Sampler, save
-
     ledger = None if dry_run else open_ledger(ctx)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if not cmd and not pids and not names:
         raise click.UsageError("give a command after --, or --pid / --name to watch")
-    for pid in pids:
-        if not os.path.exists(f"/proc/{pid}"):
-            raise click.BadParameter(f"no process {pid}", param_hint="--pid")
-    tmpdir = None
-    if marks_file is None:
-        tmpdir = tempfile.mkdtemp(prefix="ledger-sampler-")
-        marks_file = os.path.join(tmpdir, "marks.jsonl")
-    open(marks_file, "a").close()
-    sampler = Sampler(pids=list(pids), names=list(names), interval=interval, marks_file=marks_file, nvml=not no_nvml)
-    exit_code: int | None = None
-    # The command line is recorded; a token passed as an argument must not be.
-    from ..redact import redact
-
-    command_text = redact(shlex.join(cmd)) if cmd else None
-    sampler.start()
-    try:
-        if cmd:
-            env = {**os.environ, MARKS_ENV: str(marks_file)}
-            try:
-                child = subprocess.Popen(list(cmd), env=env)
-            except OSError as exc:
-                sampler.stop()
-                raise click.BadParameter(f"cannot run {cmd[0]!r}: {exc.strerror}", param_hint="CMD") from None
-            if not pids and not names:
-                sampler.add_tree(child.pid)
-            try:
-                exit_code = child.wait()
-            except KeyboardInterrupt:
-                child.send_signal(signal.SIGINT)
-                exit_code = child.wait()
-        else:
-            deadline = None if duration is None else time.monotonic() + duration
-            try:
-                while deadline is None or time.monotonic() < deadline:
-                    if pids and not names and not any(os.path.exists(f"/proc/{p}") for p in pids):
-                        break
-                    time.sleep(min(interval, 0.2))
-            except KeyboardInterrupt:
-                pass
-    finally:
-        sampler.stop()
-        if tmpdir is not None:
-            try:
-                os.unlink(marks_file)
-                os.rmdir(tmpdir)
-            except OSError:
-                pass
+    for pid in missing_pids(pids):
+        raise click.BadParameter(f"no process {pid}", param_hint="--pid")
+    sampler = Sampler(pids=list(pids), names=list(names), interval=interval, nvml=not no_nvml)
+    watched = watch(sampler, cmd, marks_file=marks_file, duration=duration)
+    exit_code, command_text = watched.exit_code, watched.command
     record = None
     if ledger is not None:
         saved = save(ledger, sampler, command=command_text, exit_code=exit_code, title=title, stamping=stamping)
@@ -155,8 +106,6 @@ def run(
             }
         )
     else:
-        from rich.table import Table
-
         out = console()
         procs = Table(title="processes (GiB)", header_style="bold")
         for col in ("process", "found by", "anon peak", "file peak", "gpu peak", "cores max"):
@@ -228,8 +177,6 @@ def run(
 )
 def mark_command(name: str, end: bool, marks_file: str | None) -> int:
     """Timestamp a phase boundary for the running sampler: NAME begins a phase, --end ends it."""
-    from ..collectors.sampler import mark
-
     if not name and not end:
         raise click.UsageError("give a phase NAME, or --end")
     mark(name, end=end, path=marks_file)

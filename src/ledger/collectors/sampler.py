@@ -27,14 +27,21 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shlex
+import signal
 import statistics
+import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..errors import InputError, Problem
+from ..redact import redact
 
 #: Environment variable naming the marks file; set for the command `ledger sampler run` starts.
 MARKS_ENV = "LEDGER_SAMPLER_MARKS"
@@ -691,6 +698,92 @@ def read_series(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The lines of a series attachment, header first."""
     with gzip.open(path, "rt") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+# -- running a command, or watching processes, under the sampler ---------------------------
+
+
+def missing_pids(pids: Sequence[int]) -> list[int]:
+    """The pids of `pids` that name no running process."""
+    return [pid for pid in pids if not os.path.exists(f"/proc/{pid}")]
+
+
+@dataclass
+class Watched:
+    """What `watch` saw: the command's exit code (None when only watching) and its redacted command line."""
+
+    exit_code: int | None
+    command: str | None
+
+
+def watch(
+    sampler: Sampler,
+    cmd: Sequence[str] = (),
+    *,
+    marks_file: str | os.PathLike[str] | None = None,
+    duration: float | None = None,
+) -> Watched:
+    """Sample while CMD runs (launched with MARKS_ENV set, its process tree sampled unless the
+    sampler was given pids or names), or, without a command, until `duration` seconds pass, every
+    watched pid has exited, or Ctrl-C. Ctrl-C is forwarded to the command as SIGINT and its exit
+    code is kept. The sampler is started and stopped here; a temporary marks file is removed.
+
+    Raises InputError when the command cannot be started; the sampler is stopped first.
+    """
+    tmpdir = None
+    if marks_file is None:
+        tmpdir = tempfile.mkdtemp(prefix="ledger-sampler-")
+        marks_file = os.path.join(tmpdir, "marks.jsonl")
+    open(marks_file, "a").close()
+    sampler.marks_file = Path(marks_file)
+    # The command line is recorded; a token passed as an argument must not be.
+    command_text = redact(shlex.join(cmd)) if cmd else None
+    exit_code: int | None = None
+    watched_pids = [pid for pid, target in sampler._targets.items() if target.found_by == "pid"]
+    sampler.start()
+    try:
+        if cmd:
+            exit_code = _run_child(sampler, cmd, marks_file, own_tree=not watched_pids and not sampler.names)
+        else:
+            _wait(sampler, watched_pids, duration)
+    finally:
+        sampler.stop()
+        if tmpdir is not None:
+            try:
+                os.unlink(marks_file)
+                os.rmdir(tmpdir)
+            except OSError:
+                pass
+    return Watched(exit_code, command_text)
+
+
+def _run_child(sampler: Sampler, cmd: Sequence[str], marks_file: str | os.PathLike[str], *, own_tree: bool) -> int:
+    env = {**os.environ, MARKS_ENV: str(marks_file)}
+    try:
+        child = subprocess.Popen(list(cmd), env=env)
+    except OSError as exc:
+        raise InputError(
+            f"cannot run {cmd[0]!r}: {exc.strerror}",
+            [Problem("CMD", "", f"cannot run {cmd[0]!r}: {exc.strerror}", "check the command after --")],
+        ) from None
+    if own_tree:
+        sampler.add_tree(child.pid)
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        child.send_signal(signal.SIGINT)
+        return child.wait()
+
+
+def _wait(sampler: Sampler, pids: list[int], duration: float | None) -> None:
+    deadline = None if duration is None else time.monotonic() + duration
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            if pids and not sampler.names and not any(os.path.exists(f"/proc/{p}") for p in pids):
+                break
+            time.sleep(min(sampler.interval, 0.2))
+    except KeyboardInterrupt:
+        pass
 
 
 # -- writing the record -------------------------------------------------------------------
