@@ -19,6 +19,11 @@ class SiteSettings(BaseModel):
     site_dir: str = Field("site", description="Where MkDocs writes the HTML.")
     templates: str | None = Field(None, description="A folder whose templates override the packaged ones.")
     mkdocs_yml: str = "mkdocs.yml"
+    publish_hosts: bool = Field(
+        False,
+        description="Publish hostnames and host-made allocation ids as recorded (default: withheld; "
+        "local paths and home folders are never published).",
+    )
 
 
 class Config(BaseModel):

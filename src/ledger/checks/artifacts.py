@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .rule import Rule
 from .result import ERROR
+from .rule import Rule
 
 #: The rules of this family, as data (ledger.checks.registry lists the families).
 RULES: tuple[Rule, ...] = (

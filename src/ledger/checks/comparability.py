@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .info import Info
-from .rule import Rule
 from .result import ERROR
+from .rule import Rule
 
 #: The rules of this family, as data (ledger.checks.registry lists the families).
 RULES: tuple[Rule, ...] = (

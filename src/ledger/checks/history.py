@@ -5,8 +5,8 @@ deleted is one the next reader reaches again.)"""
 
 from __future__ import annotations
 
-from .rule import Rule
 from .result import ERROR
+from .rule import Rule
 
 #: The rules of this family, as data (ledger.checks.registry lists the families).
 RULES: tuple[Rule, ...] = (

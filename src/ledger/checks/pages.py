@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from .. import pages
 from ..analysis.figures import supported_digits_relative
-from .rule import Rule
 from .result import ERROR
+from .rule import Rule
 
 #: The rules of this family, as data (ledger.checks.registry lists the families).
 RULES: tuple[Rule, ...] = (

@@ -20,8 +20,9 @@ from ..store.ledger import shard_of
 from .artifacts import binary_reason, find_conflicts, readable
 from .comparability import verdict_problem
 from .info import Info
-from .rule import Rule
+from .provenance import local_paths
 from .result import ERROR, WARNING, Violation
+from .rule import Rule
 
 #: The rules of this family, as data (ledger.checks.registry lists the families).
 RULES: tuple[Rule, ...] = (
@@ -208,6 +209,9 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
                 )
         record = None
 
+    if rules.on("local-path"):
+        for where, text in local_paths(data, raw):
+            out.append(_v(rules, "local-path", display, f"names a folder of one machine: {text!r}", field=where))
     record_id = str(data.get("id", ""))
     kind = str(data.get("kind", ""))
     if rules.on("unique-id"):

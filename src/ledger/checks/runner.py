@@ -29,6 +29,7 @@ FILE_RULES = (
     "secrets",
     "conflict-markers",
     "sandwich-verdict",
+    "local-path",
 )
 #: Below this many records a whole-ledger check runs in one process (a pool costs ~50 ms).
 POOL_THRESHOLD = 4000

@@ -82,13 +82,17 @@ def _noop(stage: str, done: int, total: int | None) -> None:
 
 
 def load_data(ledger, progress: Progress = _noop) -> SiteData:
+    from .publish import for_publication
+
     from . import home
     from .specs import read_specs
 
     paths = list(ledger.iter_paths())
     records = []
+    publish_hosts = ledger.config.site.publish_hosts
     for n, path in enumerate(paths, 1):
-        records.append(ledger.load(path))
+        # The site publishes a copy without hostnames, boot ids or local paths (site.publish).
+        records.append(for_publication(ledger.load(path), publish_hosts))
         if n % 500 == 0 or n == len(paths):
             progress("reading records", n, len(paths))
     records.sort(key=lambda r: (r.when, r.id))

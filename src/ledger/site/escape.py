@@ -16,6 +16,8 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
+from .publish import scrub_text
+
 # Characters Python-Markdown backslash-unescapes (its ESCAPED_CHARS plus `|` from tables),
 # minus those that only matter at the start of a line (handled separately below).
 _ALWAYS = set("\\`*_{}[]()!|")
@@ -54,7 +56,7 @@ def md_inline(value: Any) -> Markup:
         return Markup("")
     if isinstance(value, Markup):
         return value
-    text = _SPACES.sub(" ", str(value)).strip()
+    text = _SPACES.sub(" ", scrub_text(str(value))).strip()
     return Markup(_escape_line_start(_escape_chars(text)))
 
 
@@ -64,7 +66,7 @@ def md_block(value: Any) -> Markup:
         return Markup("")
     if isinstance(value, Markup):
         return value
-    lines = str(value).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = scrub_text(str(value)).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     out = []
     for line in lines:
         line = _SPACES.sub(" ", line)
@@ -77,7 +79,7 @@ def md_code(value: Any) -> Markup:
     """User text as an inline code span. Python-Markdown escapes HTML inside code spans itself."""
     if value is None or value == "":
         return Markup("")
-    text = _SPACES.sub(" ", str(value))
+    text = _SPACES.sub(" ", scrub_text(str(value)))
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     # A pipe inside a code span in a table cell must still be escaped for the table parser.
@@ -88,7 +90,7 @@ def md_code(value: Any) -> Markup:
 
 def md_fence(value: Any, lang: str = "text") -> Markup:
     """User text as a fenced code block (fence longer than any backtick run inside)."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else scrub_text(str(value))
     longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
     fence = "`" * max(3, longest + 1)
     return Markup(f"{fence}{lang}\n{text.rstrip()}\n{fence}")

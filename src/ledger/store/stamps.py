@@ -19,6 +19,11 @@ from ..schema.envelope import Allocation, Source, Tool
 from ..version import __version__
 
 _CREDENTIALS_RE = re.compile(r"(?<=://)[^/@\s]+@")
+# scp-style `user:password@host:path`: a user name alone (`git@github.com:org/repo`) is kept.
+_SCP_CREDENTIALS_RE = re.compile(r"^[^/@\s:]+:[^/@\s]+@(?=[^/@\s:]+:)")
+# Query strings of remote URLs carry tokens (`?access_token=`, `?private_token=`); none identifies a repository.
+_QUERY_RE = re.compile(r"\?.*$")
+_WINDOWS_PATH_RE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
 def tool_stamp() -> Tool:
@@ -26,8 +31,35 @@ def tool_stamp() -> Tool:
 
 
 def redact_url(url: str) -> str:
-    """Remove `user:token@` from a remote URL: a token in a remote must never reach the ledger."""
-    return _CREDENTIALS_RE.sub("", url)
+    """Remove `user:token@` (URL or scp-style) and any query string from a remote URL: a token in
+    a remote must never reach the ledger."""
+    url = _CREDENTIALS_RE.sub("", url)
+    url = _SCP_CREDENTIALS_RE.sub("", url)
+    return _QUERY_RE.sub("", url)
+
+
+def is_local_path(text: str) -> bool:
+    """True for a filesystem location of one machine: an absolute path, `~/...`, a `file:` URL
+    or a Windows drive path. Such a string names where a checkout lives, not what it is."""
+    return (
+        text.startswith(("/", "~", "file:", "\\\\")) or bool(_WINDOWS_PATH_RE.match(text))
+    )
+
+
+#: Prefix of a repository identity made from its root commit (see `repository_identity`).
+ROOT_COMMIT_PREFIX = "git-root:"
+
+
+def repository_identity(remote_url: str | None, root_commits: list[str]) -> str | None:
+    """What `source.repo` says: the remote URL without credentials when the repository has a
+    remote that is not a local path; otherwise `git-root:<sha>` of its (first, sorted) root
+    commit, the same for every clone and every folder on every machine, and naming no folder.
+    A repository with no commit has no identity (None)."""
+    if remote_url and not is_local_path(remote_url):
+        return redact_url(remote_url)
+    if root_commits:
+        return ROOT_COMMIT_PREFIX + sorted(root_commits)[0]
+    return None
 
 
 def source_stamp(path: Path, exclude: Path | None = None) -> Source:
@@ -72,18 +104,21 @@ def source_stamp(path: Path, exclude: Path | None = None) -> Source:
             pathspec = ["--", ".", f":(exclude,top){rel.as_posix()}"]
     diff = repo.git.diff("HEAD", "--binary", *pathspec, stdout_as_string=False, strip_newline_in_stdout=False)
     dirty = bool(diff)
-    repo_id = None
+    remote_url = None
     try:
         remote = repo.remotes["origin"] if "origin" in [r.name for r in repo.remotes] else None
         if remote is not None:
-            repo_id = redact_url(next(iter(remote.urls)))
+            remote_url = next(iter(remote.urls))
     except (StopIteration, git.GitCommandError):
-        repo_id = None
+        remote_url = None
+    # Never the checkout's folder: it names a user's home and differs between machines that
+    # measured the same commit (issue 18).
+    repo_id = repository_identity(remote_url, repo.git.rev_list("--max-parents=0", "HEAD").split())
     branch = None
     if not repo.head.is_detached:
         branch = repo.active_branch.name
     return Source(
-        repo=repo_id or str(Path(repo.working_tree_dir or path).resolve()),
+        repo=repo_id,
         sha=sha,
         dirty=dirty,
         diff_sha256=hashlib.sha256(diff).hexdigest() if dirty else None,
