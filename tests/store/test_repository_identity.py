@@ -42,7 +42,10 @@ def test_a_clone_stamps_the_identity_of_its_remote_and_a_local_remote_is_not_a_n
 def test_remote_urls_lose_every_credential_form() -> None:
     assert redact_url("alice:hunter2@git.example.com:org/repo.git") == "git.example.com:org/repo.git"
     assert redact_url("git@github.com:org/repo.git") == "git@github.com:org/repo.git"  # a user name is no secret
-    assert redact_url("https://gitlab.example.com/org/repo.git?private_token=glpat-x") == "https://gitlab.example.com/org/repo.git"
+    assert (
+        redact_url("https://gitlab.example.com/org/repo.git?private_token=glpat-x")
+        == "https://gitlab.example.com/org/repo.git"
+    )
     assert repository_identity("file:///home/alice/repo.git", ["b" * 40, "a" * 40]) == "git-root:" + "a" * 40
     assert repository_identity(r"C:\Users\alice\repo", []) is None
 

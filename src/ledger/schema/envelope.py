@@ -46,7 +46,10 @@ class Model(BaseModel):
 class Source(Model):
     """The commit of the measured source (which may be another checkout than the ledger's)."""
 
-    repo: str | None = Field(None, description="Remote URL of the measured repository (credentials removed), or `git-root:<sha>` of its root commit when it has no remote; never a local folder.")
+    repo: str | None = Field(
+        None,
+        description="Remote URL of the measured repository (credentials removed), or `git-root:<sha>` of its root commit when it has no remote; never a local folder.",
+    )
     sha: str = Field(
         ..., description="The commit SHA: 40 hex, or an abbreviated historical SHA (then `abbreviated` is true)."
     )

@@ -9,7 +9,8 @@ user's folders: no hostnames, no boot ids, no local checkout paths, no home fold
 - Allocation ids that embed a hostname (`local-HOST-BOOT`, torchrun's `HOST:PORT` or
   host-and-boot fallbacks) are replaced by `local#` or `torchrun#` and 8 hex characters of
   their sha256: records of one allocation still share one id, and the host is not there.
-- `allocation.hosts` and an environment's `hostname` are dropped.
+- `allocation.hosts` are dropped; an environment's `hostname` (also in its title) becomes
+  `host#` and 8 hex characters of its sha256.
 - Home folders inside any text (`/home/NAME/`, `/Users/NAME/`, `/root/`) print as `~/`
   (`scrub_text`, applied by every escaping filter).
 
@@ -53,6 +54,11 @@ def public_allocation_id(alloc_id: str, scheduler: str | None) -> str:
     return f"{scheduler}#{hashlib.sha256(alloc_id.encode('utf-8')).hexdigest()[:8]}"
 
 
+def public_host(hostname: str) -> str:
+    """`host#` and 8 hex digits of the name's sha256: two machines stay two, neither is named."""
+    return f"host#{hashlib.sha256(hostname.encode('utf-8')).hexdigest()[:8]}"
+
+
 def for_publication(record: Any, publish_hosts: bool = False) -> Any:
     """A copy of `record` holding only what the site may publish (the record itself is untouched)."""
     update: dict[str, Any] = {}
@@ -71,12 +77,16 @@ def for_publication(record: Any, publish_hosts: bool = False) -> Any:
         hostname = getattr(record, "hostname", None)
         if hostname:
             hosts.add(hostname)
-            update["hostname"] = None
+            update["hostname"] = public_host(hostname)
         title = getattr(record, "title", None)
         if title and hosts:
             # The environment collector titles a record "HOST: 1x GPU (under load)".
-            pattern = r"(?<![\w.-])(?:" + "|".join(re.escape(h) for h in sorted(hosts, key=len, reverse=True)) + r")(?![\w.-])"
-            shown_title = re.sub(pattern, "host", title)
+            pattern = (
+                r"(?<![\w.-])(?:"
+                + "|".join(re.escape(h) for h in sorted(hosts, key=len, reverse=True))
+                + r")(?![\w.-])"
+            )
+            shown_title = re.sub(pattern, lambda m: public_host(m.group(0)), title)
             if shown_title != title:
                 update["title"] = shown_title
     return record.model_copy(update=update) if update else record

@@ -41,9 +41,7 @@ def redact_url(url: str) -> str:
 def is_local_path(text: str) -> bool:
     """True for a filesystem location of one machine: an absolute path, `~/...`, a `file:` URL
     or a Windows drive path. Such a string names where a checkout lives, not what it is."""
-    return (
-        text.startswith(("/", "~", "file:", "\\\\")) or bool(_WINDOWS_PATH_RE.match(text))
-    )
+    return text.startswith(("/", "~", "file:", "\\\\")) or bool(_WINDOWS_PATH_RE.match(text))
 
 
 #: Prefix of a repository identity made from its root commit (see `repository_identity`).
