@@ -96,7 +96,9 @@ def test_mlperf_malformed(repo: Path, tmp_path: Path) -> None:
 
 
 def test_mlperf_not_a_log(repo: Path) -> None:
-    err = refused(repo, "mlperf", str(DATA / "asv/asv-fixtures/example_results/benchmarks.json"), str(ASUS / "result_0.txt"))
+    err = refused(
+        repo, "mlperf", str(DATA / "asv/asv-fixtures/example_results/benchmarks.json"), str(ASUS / "result_0.txt")
+    )
     assert "system_name" in err
 
 
@@ -132,9 +134,13 @@ def test_pytest_benchmark_malformed(repo: Path, tmp_path: Path) -> None:
     )
     assert "line " in refused(repo, "pytest-benchmark", str(cut))
     # A file of another tool is named for what it lacks.
-    assert "key benchmarks" in refused(repo, "pytest-benchmark", str(DATA / "asv/asv-fixtures/example_results/benchmarks.json"))
+    assert "key benchmarks" in refused(
+        repo, "pytest-benchmark", str(DATA / "asv/asv-fixtures/example_results/benchmarks.json")
+    )
     assert "line 21: holds the non-number NaN" in refused(
-        repo, "pytest-benchmark", str(DATA / "asv/asv-fixtures/example_results/cheetah/22b920c6-py2.7-Cython-numpy1.8.json")
+        repo,
+        "pytest-benchmark",
+        str(DATA / "asv/asv-fixtures/example_results/cheetah/22b920c6-py2.7-Cython-numpy1.8.json"),
     )
 
 
@@ -170,7 +176,10 @@ def test_pyperf_malformed(repo: Path, tmp_path: Path) -> None:
 
 def test_asv_results_with_nan_null_and_params(repo: Path) -> None:
     records = imported(
-        repo, "asv", str(DATA / "asv/asv-fixtures/example_results/benchmarks.json"), str(DATA / "asv/asv-fixtures/example_results/cheetah/fcf8c079-py2.7-Cython-numpy1.8.json")
+        repo,
+        "asv",
+        str(DATA / "asv/asv-fixtures/example_results/benchmarks.json"),
+        str(DATA / "asv/asv-fixtures/example_results/cheetah/fcf8c079-py2.7-Cython-numpy1.8.json"),
     )
     runs = {r["metric"]: r for r in records if r["kind"] == "measurement"}
     assert "time_AAA_skip" not in runs  # NaN: asv skipped it, nothing was measured

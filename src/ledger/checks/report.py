@@ -20,6 +20,8 @@ def text(result: CheckResult) -> str:
                 lines.append(f"      fix: {v.fix}")
     errors, warnings = len(result.errors), len(result.warnings)
     scope = f"{result.records_checked} record(s), {result.pages_checked} page(s)"
+    if result.cached:
+        scope += f" ({result.cached} unchanged file(s) verified before)"
     verdict = "refused" if errors else "ok"
     lines.append(
         f"ledger check ({result.mode}): {scope}: {errors} error(s), {warnings} warning(s) in {result.seconds:.2f} s: {verdict}"

@@ -37,6 +37,8 @@ class CheckResult:
     mode: str
     violations: list[Violation] = field(default_factory=list)
     records_checked: int = 0
+    #: Record files answered from the verification cache (checks/cache.py) instead of parsed.
+    cached: int = 0
     pages_checked: int = 0
     #: Rule ids that ran (severity not off).
     rules: list[str] = field(default_factory=list)
@@ -67,6 +69,7 @@ class CheckResult:
             "errors": len(self.errors),
             "warnings": len(self.warnings),
             "records_checked": self.records_checked,
+            "records_from_cache": self.cached,
             "pages_checked": self.pages_checked,
             "rules": self.rules,
             "ranges": [{"base": b, "head": h} for b, h in self.ranges],

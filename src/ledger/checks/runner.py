@@ -16,6 +16,7 @@ from . import comparability
 from .history import STATUS_WORDS
 from .keyindex import key_index
 from .pages import check_high_water, check_page
+from .cache import VerificationCache, clean_blobs
 from .records import FileRules, Info, inspect_artifact, inspect_batch, inspect_file, inspect_paths
 from .registry import RULES, Active, configure
 from .result import CheckResult, Violation
@@ -46,6 +47,8 @@ class Checker:
         self.specs_rel = PurePosixPath(ledger.config.specs).as_posix().strip("/")
         self.infos: dict[str, Info] = {}
         self._git: Git | None = None
+        #: Answer unmodified record files from the verification cache (checks/cache.py).
+        self.use_cache = True
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -216,7 +219,7 @@ class Checker:
                         continue
                     paths.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
         rules = self.file_rules()
-        violations, infos = _inspect_all(str(root), paths, rules)
+        violations, infos = self.inspect_remembering(root, paths, rules)
         self.result.violations.extend(violations)
         self.result.records_checked = sum(1 for p in paths if p.endswith(".json"))
         by_id: dict[str, Info] = {}
@@ -242,6 +245,37 @@ class Checker:
         config = self.ledger.root / CONFIG_NAME
         if config.is_file():
             self.result.violations.extend(inspect_artifact(CONFIG_NAME, config.read_bytes(), rules, text_page=True))
+
+    def inspect_remembering(self, root: Path, paths: list[str], rules: FileRules) -> tuple[list[Violation], list[Info]]:
+        """`inspect_file` on every path, answering unmodified tracked files from the
+        verification cache (checks/cache.py) and remembering what it inspected."""
+        cache = VerificationCache.open(self.git, rules) if self.use_cache else None
+        blobs = clean_blobs(root) if cache is not None and cache.file is not None else {}
+        found: dict[str, tuple[list[Violation], Info | None]] = {}
+        misses = []
+        for path in paths:
+            blob = blobs.get(path)
+            hit = cache.get(path, blob) if cache is not None and blob is not None else None
+            if hit is None:
+                misses.append(path)
+            else:
+                found[path] = hit
+        for path, violations, info in _inspect_all(str(root), misses, rules):
+            found[path] = (violations, info)
+            blob = blobs.get(path)
+            if cache is not None and blob is not None:
+                cache.put(path, blob, violations, info)
+        if cache is not None:
+            self.result.cached = cache.hits
+            cache.save()
+        all_violations: list[Violation] = []
+        infos: list[Info] = []
+        for path in paths:
+            violations, info = found[path]
+            all_violations.extend(violations)
+            if info is not None:
+                infos.append(info)
+        return all_violations, infos
 
     # -- ranges ----------------------------------------------------------------------------
 
@@ -401,26 +435,36 @@ def _read_fs(root: Path, rel: str):
     return None, path.read_bytes()
 
 
-def _inspect_all(root: str, paths: list[str], rules: FileRules) -> tuple[list[Violation], list[Info]]:
+Inspected = tuple[str, list[Violation], "Info | None"]
+
+
+def _inspect_each(root: str, paths: list[str], rules: FileRules) -> list[Inspected]:
+    """(path, violations, info) per file: one file at a time, so each result can be remembered."""
+    out: list[Inspected] = []
+    for path in paths:
+        violations, infos = inspect_paths(root, [path], rules)
+        out.append((path, violations, infos[0] if infos else None))
+    return out
+
+
+def _inspect_all(root: str, paths: list[str], rules: FileRules) -> list[Inspected]:
     workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
     if len(paths) < POOL_THRESHOLD or workers < 2:
-        return inspect_paths(root, paths, rules)
+        return _inspect_each(root, paths, rules)
     import multiprocessing
 
     # Fork: the workers inherit the imported schema and its compiled validators.
     ctx = multiprocessing.get_context("fork")
     chunk = max(500, len(paths) // (workers * 4))
     chunks = [paths[i : i + chunk] for i in range(0, len(paths), chunk)]
-    violations: list[Violation] = []
-    infos: list[Info] = []
+    out: list[Inspected] = []
     from ..schema.registry import record_adapter
 
     record_adapter()  # build the validator once, before forking
     with ctx.Pool(workers) as pool:
-        for found, got in pool.starmap(inspect_paths, [(root, c, rules) for c in chunks]):
-            violations.extend(found)
-            infos.extend(got)
-    return violations, infos
+        for part in pool.starmap(_inspect_each, [(root, c, rules) for c in chunks]):
+            out.extend(part)
+    return out
 
 
 def parse_pre_push(text: str) -> list[tuple[str, str, str, str]]:
@@ -446,13 +490,20 @@ def parse_pre_push(text: str) -> list[tuple[str, str, str, str]]:
 
 
 def run_check(
-    ledger, *, mode: str = "all", base: str | None = None, pre_push_input: str | None = None, remote: str | None = None
+    ledger,
+    *,
+    mode: str = "all",
+    base: str | None = None,
+    pre_push_input: str | None = None,
+    remote: str | None = None,
+    use_cache: bool = True,
 ) -> CheckResult:
     """Check the ledger. mode: "all" (every record and page), "base" (what HEAD adds since
     `base`, compared with their merge base) or "pre-push" (what git's pre-push input adds).
     Raises LedgerError (exit 2) for bad usage; violations are in the result."""
     start = time.perf_counter()
     checker = Checker(ledger, mode)
+    checker.use_cache = use_cache
     try:
         if mode == "all":
             checker.run_all()

@@ -35,8 +35,17 @@ from .output import open_ledger
     show_default=True,
     help="text for people, json for machines, github for workflow annotations.",
 )
+@click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help="Parse every record file again instead of trusting the verification cache "
+    "(.git/ledger/check-cache, keyed by git blob id; safe to delete).",
+)
 @click.pass_context
-def command(ctx: click.Context, mode: str, base: str | None, pre_push: bool, remote: str | None, fmt: str) -> int:
+def command(
+    ctx: click.Context, mode: str, base: str | None, pre_push: bool, remote: str | None, fmt: str, no_cache: bool
+) -> int:
     """Check the ledger against its rules (`ledger rules` lists them).
 
     Exit codes: 0 clean (warnings allowed), 1 violations, 2 usage or internal error.
@@ -52,7 +61,7 @@ def command(ctx: click.Context, mode: str, base: str | None, pre_push: bool, rem
     elif base:
         result = run_check(ledger, mode="base", base=base)
     else:
-        result = run_check(ledger, mode="all")
+        result = run_check(ledger, mode="all", use_cache=not no_cache)
     out = RENDERERS[fmt](result)
     # In a hook, git shows stderr to the pusher; stdout is for pipes and CI logs.
     click.echo(out, err=pre_push and fmt == "text")

@@ -1,0 +1,155 @@
+"""A check that remembers: records never change, so a record file whose git blob was verified
+under the same ledger code and the same file rules need not be parsed again.
+
+The cache maps (path in the records folder, git blob id) to what `inspect_file` found: its
+violations and the small `Info` the cross-record rules read. It lives in the repository's
+git directory (`.git/ledger/check-cache`), outside the work tree and outside history; it is
+safe to delete at any time, and a damaged or foreign file is ignored (a cache can only
+skip work, never change a verdict).
+
+What makes a hit trustworthy:
+- the key is the blob id git computed from the file's bytes (content-addressed), taken from
+  the index for files `git diff-files` reports as unmodified; a modified, untracked,
+  conflicted or symlinked file is never looked up: it is inspected in full;
+- the cache file carries a fingerprint of every source file of the `ledger` package, the
+  file rules' severities and parameters and the records folder; any change empties it;
+- entries are plain tuples loaded with `marshal` (data only: nothing in it is executed) and
+  checked for shape before use.
+
+Cross-record rules (unique ids and keys, references, SHAs, comparability) always run on
+the full set of `Info`s: a cached file is only spared its parse and validation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+from dataclasses import astuple
+from pathlib import Path
+
+from ..git import Git, GitError
+from .info import Info
+from .records import FileRules
+from .result import Violation
+
+CACHE_FORMAT = 1
+_PACKAGE = Path(__file__).resolve().parents[1]
+_code_fingerprint: str | None = None
+
+
+def code_fingerprint() -> str:
+    """sha256 over the bytes of every module of the installed `ledger` package (about 100
+    small files, a few milliseconds): a changed rule, schema or parser empties the cache
+    even when the version number did not move (editable installs, development)."""
+    global _code_fingerprint
+    if _code_fingerprint is None:
+        digest = hashlib.sha256()
+        for path in sorted(_PACKAGE.rglob("*.py")):
+            digest.update(path.relative_to(_PACKAGE).as_posix().encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
+        _code_fingerprint = digest.hexdigest()
+    return _code_fingerprint
+
+
+def rules_fingerprint(rules: FileRules) -> str:
+    text = repr((CACHE_FORMAT, sorted(rules.severity.items()), sorted((k, repr(v)) for k, v in rules.params.items())))
+    return hashlib.sha256(f"{code_fingerprint()}\0{text}\0{rules.prefix}".encode()).hexdigest()
+
+
+def clean_blobs(records_dir: Path) -> dict[str, str]:
+    """Path (relative to the records folder) -> blob id, for regular files whose work-tree
+    bytes git reports as equal to the index. Empty when the folder is not in a git work tree."""
+    git = Git(records_dir)
+    try:
+        staged = git.run("ls-files", "-s", "-z", "--", ".")
+        modified = git.run("diff-files", "--name-only", "--relative", "-z", "--", ".")
+    except (GitError, OSError):
+        return {}
+    dirty = set(modified.decode("utf-8", "surrogateescape").split("\0"))
+    blobs: dict[str, str] = {}
+    for entry in staged.decode("utf-8", "surrogateescape").split("\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition("\t")
+        mode, blob, stage = meta.split(" ")
+        # Regular files at stage 0 only: a symlink (120000), a submodule or a conflict is
+        # never answered from the cache.
+        if stage == "0" and mode in ("100644", "100755") and path not in dirty:
+            blobs[path] = blob
+    return blobs
+
+
+class VerificationCache:
+    def __init__(self, file: Path | None, fingerprint: str, entries: dict[str, tuple]):
+        self.file = file
+        self.fingerprint = fingerprint
+        self.entries = entries
+        self.fresh: dict[str, tuple] = {}
+        self.hits = 0
+
+    @classmethod
+    def open(cls, git: Git, rules: FileRules) -> VerificationCache:
+        fingerprint = rules_fingerprint(rules)
+        try:
+            git_dir = Path(git.text("rev-parse", "--absolute-git-dir"))
+        except (GitError, OSError):
+            return cls(None, fingerprint, {})
+        file = git_dir / "ledger" / "check-cache"
+        entries: dict[str, tuple] = {}
+        try:
+            # Not following a symlink: the cache is read only when it is a regular file.
+            if file.is_file() and not file.is_symlink():
+                loaded = marshal.loads(file.read_bytes())
+                if (
+                    isinstance(loaded, tuple)
+                    and len(loaded) == 3
+                    and loaded[0] == CACHE_FORMAT
+                    and loaded[1] == fingerprint
+                    and isinstance(loaded[2], dict)
+                ):
+                    entries = loaded[2]
+        except (OSError, ValueError, EOFError, TypeError):
+            entries = {}
+        return cls(file, fingerprint, entries)
+
+    @staticmethod
+    def key(path: str, blob: str) -> str:
+        return f"{blob} {path}"
+
+    def get(self, path: str, blob: str) -> tuple[list[Violation], Info | None] | None:
+        key = self.key(path, blob)
+        entry = self.entries.get(key)
+        if not (isinstance(entry, tuple) and len(entry) == 2):
+            return None
+        raw_violations, raw_info = entry
+        try:
+            violations = [Violation(*v) for v in raw_violations]
+            info = Info(*raw_info) if raw_info is not None else None
+        except TypeError:
+            return None
+        if info is not None and len(raw_info) != len(Info._fields):
+            return None
+        self.fresh[key] = entry
+        self.hits += 1
+        return violations, info
+
+    def put(self, path: str, blob: str, violations: list[Violation], info: Info | None) -> None:
+        self.fresh[self.key(path, blob)] = (
+            tuple(astuple(v) for v in violations),
+            tuple(info) if info is not None else None,
+        )
+
+    def save(self) -> None:
+        """Write what this run verified (entries of files gone from the ledger are dropped),
+        atomically; a cache that cannot be written is simply not written."""
+        if self.file is None or (self.fresh.keys() == self.entries.keys()):
+            return
+        try:
+            self.file.parent.mkdir(exist_ok=True)
+            tmp = self.file.with_name(f".check-cache.{os.getpid()}.tmp")
+            tmp.write_bytes(marshal.dumps((CACHE_FORMAT, self.fingerprint, self.fresh)))
+            os.replace(tmp, self.file)
+        except (OSError, ValueError):
+            return

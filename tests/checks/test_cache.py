@@ -1,0 +1,83 @@
+"""The verification cache: a record file git reports unmodified is answered from what an
+earlier check found for the same blob; anything else is parsed again (checks/cache.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import git, run_ledger
+
+
+def _check(repo: Path, *args: str) -> dict:
+    result = run_ledger(repo, "check", "--all", "--format", "json", *args)
+    report = json.loads(result.stdout)
+    assert report["exit_code"] == result.returncode
+    return report
+
+
+def _ledger_with_records(repo: Path, n: int = 5) -> list[Path]:
+    for i in range(n):
+        added = run_ledger(repo, "add", "note", "-", input=f"title: note {i}\nbody: cached {i}")
+        assert added.returncode == 0, added.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "notes")
+    return sorted((repo / "ledger" / "records").rglob("*.json"))
+
+
+def _cache_file(repo: Path) -> Path:
+    return repo / ".git" / "ledger" / "check-cache"
+
+
+def test_a_second_check_answers_unchanged_files_from_the_cache_with_the_same_verdict(repo: Path) -> None:
+    files = _ledger_with_records(repo)
+    cold = _check(repo)
+    assert cold["records_from_cache"] == 0 and cold["records_checked"] == len(files)
+    assert _cache_file(repo).is_file()
+    warm = _check(repo)
+    assert warm["records_from_cache"] == len(files)
+    assert warm["violations"] == cold["violations"] and warm["exit_code"] == cold["exit_code"] == 0
+    assert _check(repo, "--no-cache")["records_from_cache"] == 0
+
+
+def test_an_edited_file_is_parsed_again_committed_or_not(repo: Path) -> None:
+    files = _ledger_with_records(repo)
+    assert _check(repo)["exit_code"] == 0  # every file now remembered as clean
+    victim = files[0]
+    victim.write_text(victim.read_text().replace("cached", "edited"))
+    report = _check(repo)
+    assert report["exit_code"] == 1
+    assert report["records_from_cache"] == len(files) - 1
+    assert any(v["rule"] == "content-hash" and victim.name in v["file"] for v in report["violations"])
+    git(repo, "commit", "-qam", "edit a record in place")  # a new blob: never seen, so parsed
+    report = _check(repo)
+    assert report["exit_code"] == 1
+    assert any(v["rule"] == "content-hash" for v in report["violations"])
+
+
+def test_a_damaged_cache_is_ignored_and_a_config_change_empties_it(repo: Path) -> None:
+    files = _ledger_with_records(repo)
+    _check(repo)
+    _cache_file(repo).write_bytes(b"\x00not marshal data")
+    damaged = _check(repo)
+    assert damaged["exit_code"] == 0 and damaged["records_from_cache"] == 0
+    assert _check(repo)["records_from_cache"] == len(files)
+    config = repo / "ledger.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "  # record-size: {severity: error, max_bytes: 262144}", "  record-size: {max_bytes: 100}"
+        )
+    )
+    tightened = _check(repo)
+    assert tightened["records_from_cache"] == 0  # other rules, other fingerprint
+    assert {v["rule"] for v in tightened["violations"]} >= {"record-size"}
+
+
+def test_an_untracked_record_is_never_answered_from_the_cache(repo: Path) -> None:
+    files = _ledger_with_records(repo, 2)
+    _check(repo)
+    added = run_ledger(repo, "add", "note", "-", input="body: not committed yet")
+    assert added.returncode == 0
+    report = _check(repo)
+    assert report["records_checked"] == len(files) + 1
+    assert report["records_from_cache"] == len(files)
