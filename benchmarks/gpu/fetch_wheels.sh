@@ -6,7 +6,8 @@
 #
 # DEST/base/  ledger's own dependencies (pydantic & co.; the device image lacks them)
 # DEST/fa4/   flash-attn 4 and its CuTe DSL runtime, except nvidia-cutlass-dsl-libs-cu13
-# DEST/part-1 .. part-3  nvidia-cutlass-dsl-libs-cu13 (about 92 MB), split with `split -n 3`:
+# DEST/part-0 .. part-N  nvidia-cutlass-dsl-libs-cu13 (about 92 MB), split with `split -n PARTS`
+#             (default 2, about 46 MB each, so one part plus base/ and fa4/ fit in one call):
 #             one device call carries at most 64 MiB, so each part travels in its own call
 #             and is copied into /tmp there (see install_wheels.sh).
 # cuda-bindings, cuda-pathfinder, einops and protobuf are already in the device image.
@@ -27,7 +28,8 @@ dl "$DEST/fa4" flash-attn-4==4.0.0b36 nvidia-cutlass-dsl==4.8.1 nvidia-cutlass-d
   nvidia-cutlass-dsl-libs-core==4.8.1 apache-tvm-ffi torch-c-dlpack-ext quack-kernels
 dl "$DEST/big" nvidia-cutlass-dsl-libs-cu13==4.8.1
 big=$(ls "$DEST"/big/*.whl)
-(cd "$DEST" && rm -f part-* && split -n 3 -d -a 1 "big/$(basename "$big")" part- && basename "$big" > big.name)
+PARTS="${PARTS:-2}"
+(cd "$DEST" && rm -f part-* && split -n "$PARTS" -d -a 1 "big/$(basename "$big")" part- && basename "$big" > big.name && echo "$PARTS" > parts)
 sha256sum "$big" | cut -d' ' -f1 > "$DEST/big.sha256"
 rm -rf "$DEST/big"
 ls -l "$DEST" "$DEST/base" "$DEST/fa4"

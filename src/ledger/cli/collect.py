@@ -154,8 +154,9 @@ def ceiling(
     "--backend",
     "backends",
     multiple=True,
-    type=click.Choice(["flash-attn", "flash", "cudnn", "efficient", "math"]),
-    help="Only these (repeatable). Default: flash-attn if importable, else every SDPA backend.",
+    type=click.Choice(["flash-attn-4", "flash-attn", "flash", "cudnn", "efficient", "math"]),
+    help="Only these (repeatable): flash-attn-4, flash-attn (2), or an SDPA backend. Default: all of them; "
+    "one that cannot run here is recorded as failed.",
 )
 @click.option("--device", default=None)
 @click.option("--repeats", default=20, show_default=True, type=click.IntRange(1))

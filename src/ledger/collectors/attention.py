@@ -1,4 +1,10 @@
-"""Attention benchmark: flash-attn when it imports, otherwise each PyTorch SDPA backend.
+"""Attention benchmark: flash-attn 4, flash-attn 2 and each PyTorch SDPA backend.
+
+Every implementation is tried and named by what ran, with its version (flash-attn 4's or
+2's distribution version; torch's, and cuDNN's for the cuDNN backend). flash-attn 4 runs
+through ledger's counted custom op (`ledger.collectors.flash`), the same call a model
+audited by `audit_flops` makes. One that is not installed or cannot run here is a
+`failed` record with the reason.
 
 Rates use flash-attn's own benchmark convention, so figures compare with its tables:
 forward 4·B·S²·H·D FLOP (Sq·Sk when they differ), halved when causal; backward 2.5x
@@ -46,35 +52,62 @@ def _sdpa_context(backend: str):
     return sdpa_kernel([member])
 
 
-def _implementations(backends: list[str] | None) -> list[tuple[str, Any]]:
-    """(name, (q, k, v, causal) -> out) for what will be tried; q/k/v are (B, S, H, D)."""
-    out: list[tuple[str, Any]] = []
-    wanted = backends or []
-    if not backends or "flash-attn" in wanted:
+def _sdpa_version(backend: str) -> str:
+    version = f"torch {torch.__version__}"
+    if backend == "cudnn":
         try:
-            from importlib.metadata import version
+            cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+        except Exception:  # a CPU build without cuDNN
+            cudnn = None
+        if cudnn:
+            version += f", cuDNN {cudnn}"
+    return version
 
-            from flash_attn import flash_attn_func
 
-            name = f"flash-attn {version('flash-attn')}"
-            out.append(
-                (
-                    name,
-                    lambda q, k, v, causal: (contextlib.nullcontext(), lambda: flash_attn_func(q, k, v, causal=causal)),
-                )
-            )
-        except Exception:
-            if "flash-attn" in wanted:
-                out.append(("flash-attn", None))
-    if out and out[0][1] is not None and not backends:
-        return out
-    for backend in [b for b in SDPA_BACKENDS if not backends or b in wanted]:
+Impl = tuple[str, str | None, Any, str | None]
+
+
+def _implementations(backends: list[str] | None) -> list[Impl]:
+    """(name, version, maker, reason) for each implementation to try; q/k/v are (B, S, H, D).
+
+    `maker(q, k, v, causal)` returns (context, call). When it cannot be tried here, maker is
+    None and reason says why: that becomes a `failed` record, not a silent gap.
+    """
+    wanted = set(backends or [])
+    want = (lambda name: name in wanted) if backends else (lambda name: True)
+    out: list[Impl] = []
+    if want("flash-attn-4"):
+        from .flash import fa4_status, flash_attn_func
+
+        version, reason = fa4_status()
+        if version:
+
+            def fa4(q, k, v, causal):
+                return contextlib.nullcontext(), lambda: flash_attn_func(q, k, v, causal=causal)
+
+            out.append((f"flash-attn-4 {version}", version, fa4, None))
+        else:
+            out.append(("flash-attn-4", None, None, reason))
+    if want("flash-attn"):
+        from .flash import fa2_status
+
+        version, reason = fa2_status()
+        if version:
+            from flash_attn import flash_attn_func as fa2_func
+
+            def fa2(q, k, v, causal):
+                return contextlib.nullcontext(), lambda: fa2_func(q, k, v, causal=causal)
+
+            out.append((f"flash-attn {version}", version, fa2, None))
+        else:
+            out.append(("flash-attn", None, None, reason))
+    for backend in [b for b in SDPA_BACKENDS if want(b)]:
 
         def make(q, k, v, causal, backend=backend):
             qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
             return _sdpa_context(backend), lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
 
-        out.append((f"torch-sdpa-{backend}", make))
+        out.append((f"torch-sdpa-{backend}", _sdpa_version(backend), make, None))
     return out
 
 
@@ -112,7 +145,7 @@ def benchmark_attention(
         return torch.randn(batch, s, heads, head_dim, device=device, dtype=dtype, generator=gen).requires_grad_(True)
 
     records: list[dict[str, Any]] = []
-    for name, impl in _implementations(backends):
+    for name, version, impl, reason in _implementations(backends):
         base = {
             "unit": "TFLOP/s",
             "lower_is_better": False,
@@ -120,6 +153,7 @@ def benchmark_attention(
             "warmup_steps": warmup,
             "extra": {
                 "implementation": name,
+                "version": version,
                 "device": device_name(device),
                 "convention": "flash-attn: fwd 4*B*Sq*Sk*H*D, /2 causal; bwd 2.5x fwd",
                 **shape,
@@ -132,7 +166,7 @@ def benchmark_attention(
                         **base,
                         "metric": f"attention_{direction}_tflops",
                         "outcome": "failed",
-                        "notes": "flash-attn is not importable here",
+                        "notes": reason,
                         "title": f"{name} attention {direction}: not importable",
                     }
                 )

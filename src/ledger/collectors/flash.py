@@ -130,8 +130,13 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_s
                     causal: bool = False) -> torch.Tensor:
     """flash-attn 4 attention on (batch, seq, heads, dim) tensors, counted by FlopCounterMode.
 
-    Returns the output only (flash-attn 4's own function returns (out, lse)).
+    Returns the output only (flash-attn 4's own function returns (out, lse)). Under autocast
+    the inputs are cast to the autocast dtype, as autocast does for SDPA.
     """
+    device_type = q.device.type
+    if torch.is_autocast_enabled(device_type):
+        dtype = torch.get_autocast_dtype(device_type)
+        q, k, v = (t.to(dtype) for t in (q, k, v))
     if softmax_scale is None:
         softmax_scale = q.shape[-1] ** -0.5
     out, _ = torch.ops.ledger.fa4_fwd(q, k, v, float(softmax_scale), bool(causal))

@@ -1,0 +1,279 @@
+"""The H200 campaign of issue #16: the reference DiT workload toward 50% MFU, one sandwich per change.
+
+Run on the GPU machine from the repository root (see run_campaign.sh):
+
+    python3 benchmarks/gpu/campaign.py --phase base --out "$OUT"    # changes that need no flash-attn 4
+    python3 benchmarks/gpu/campaign.py --phase fa4 --out "$OUT"     # flash-attn 4: kernels, audit, sandwich, final
+
+Each phase is one allocation: it records the environment idle and under load (health), the
+measured ceiling, and, for every change, a sandwich on that allocation: the current
+configuration (A), the configuration with the change (candidate), the current one again (B),
+interleaved for --rounds rounds, each arm-round timed by StepTimer (warmup discarded). The
+candidate is taken into the current configuration when its time per sample is faster by
+ledger's own rule (ledger.analysis.sandwich.compute: |delta| beyond max(A/B drift, 0.5%)).
+The current configuration is kept in --state between phases, so the flash-attn 4 phase
+starts from what the first phase accepted. Everything measured is written as JSON into
+--out; benchmarks/gpu/add_campaign.py turns it into records here. `--small` runs the same
+path on CPU (tiny shapes; a test of the driver, not a measurement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "src"))
+
+import torch  # noqa: E402
+from campaign_workload import BASELINE, Config, Workload  # noqa: E402
+from reference_workload import LTX2_LIKE, SMALL, analytic_flops  # noqa: E402
+
+from ledger.analysis.sandwich import compute  # noqa: E402
+from ledger.collectors.attention import benchmark_attention  # noqa: E402
+from ledger.collectors.ceiling import measure_ceiling  # noqa: E402
+from ledger.collectors.environment import collect_environment  # noqa: E402
+from ledger.collectors.flash import fa4_status  # noqa: E402
+from ledger.collectors.flops import audit_flops  # noqa: E402
+from ledger.collectors.timer import VENDOR_H200_BF16, Peak, StepTimer  # noqa: E402
+from ledger.store.stamps import detect_allocation  # noqa: E402
+
+DERIVATION = (
+    "exact model-FLOP count of the DiT reference stack (benchmarks/gpu/reference_workload.py:analytic_flops), "
+    "FlopCounterMode conventions: linear 2*tokens*in*out fwd, weight grad + input grad where needed; "
+    "attention 4*H*Sq*Sk*Dh fwd, 2.5x bwd ({attn}); reconciled integer-exactly over one training step"
+)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--phase", choices=["base", "fa4"], required=True)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--state", type=Path, default=Path("/tmp/ledger-campaign/state.json"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=8, help="measured steps per arm and round")
+    ap.add_argument("--final-steps", type=int, default=20)
+    ap.add_argument("--small", action="store_true", help="tiny shapes on CPU")
+    ap.add_argument("--only", default=None, help="comma-separated change names to run (default: the phase's)")
+    args = ap.parse_args()
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    t_start = time.perf_counter()
+    device = torch.device("cuda" if torch.cuda.is_available() and not args.small else "cpu")
+    cuda = device.type == "cuda"
+    shape = SMALL if args.small else LTX2_LIKE
+    warmup, steps = (1, 2) if args.small else (args.warmup, args.steps)
+    torch._dynamo.config.cache_size_limit = 64
+    alloc = detect_allocation().model_dump(mode="json", exclude_none=True)
+    gpu_name = torch.cuda.get_device_name(device) if cuda else "cpu"
+    alloc["topology"] = f"1x {gpu_name.removeprefix('NVIDIA ')}" if cuda else "cpu"
+    result: dict = {"phase": args.phase, "allocation": alloc, "gpu": gpu_name, "torch": torch.__version__,
+                    "shape": shape.as_dict(), "warmup": warmup, "steps": steps, "rounds": args.rounds,
+                    "sandwiches": [], "log": []}
+
+    def say(msg: str) -> None:
+        line = f"[{time.perf_counter() - t_start:7.1f}s] {msg}"
+        print(line, flush=True)
+        result["log"].append(line)
+
+    def save() -> None:
+        result["device_seconds_driver"] = time.perf_counter() - t_start
+        (out / f"campaign-{args.phase}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+
+    state = json.loads(args.state.read_text()) if args.state.exists() else {}
+    current = Config(**state["current"]) if "current" in state else BASELINE
+    if args.small:
+        current = current.with_(batch=1)
+    say(f"start: phase {args.phase}, current configuration {current.label()}")
+
+    # 1. Environment idle, ceiling.
+    result["environment_idle"] = collect_environment(under_load=False)
+    say(f"environment idle: {result['environment_idle']['health']['verdict']}")
+    if cuda:
+        ceiling = measure_ceiling(device, matmul_size=8192, copy_bytes=4 << 30, repeats=30)
+    else:
+        ceiling = measure_ceiling(device, matmul_size=256, copy_bytes=1 << 22, dtype=torch.float32, repeats=5)
+    result["ceiling"] = ceiling
+    say(f"ceiling: {ceiling['title']}")
+    ceiling_peak = Peak(f"measured-ceiling-{'h200' if cuda else 'cpu'}-bf16-matmul", ceiling["matmul_tflops"],
+                        note="median bf16 8192^3 matmul rate measured in the same run")
+    fa4_version, fa4_reason = fa4_status()
+    result["fa4"] = {"version": fa4_version, "reason": fa4_reason}
+    say(f"flash-attn 4: {fa4_version or fa4_reason}")
+
+    # 2. Attention kernels at the workload's shapes (FA4, FA2, each SDPA backend), before the model.
+    if args.phase == "fa4":
+        dtype = torch.bfloat16 if cuda else torch.float32
+        records = []
+        for sq, sk in [(shape.video_tokens, shape.video_tokens), (shape.video_tokens, shape.text_tokens)]:
+            records += benchmark_attention(batch=shape.batch, seq_q=sq, seq_k=sk, heads=shape.heads,
+                                           head_dim=shape.head_dim, dtype=dtype, device=device,
+                                           repeats=20 if cuda else 2)
+        result["attention"] = records
+        for rec in records:
+            value = f"{statistics.median(rec['samples']):.1f} TFLOP/s" if rec.get("samples") else rec.get("notes", "")[:100]
+            say(f"  {rec['title']}: {value}")
+        save()
+
+    # 3. The workload and its FLOP audit (per attention implementation this phase uses).
+    work = Workload(shape, device)
+    say(f"workload: {shape.blocks} blocks, {work.params() / 1e9:.3f} B params fp32")
+    flop_per_sample = sum(analytic_flops(shape).values())
+    result["audits"] = {}
+    for attn in (["sdpa"] if args.phase == "base" else ["fa4"]):
+        cfg = Config(attn=attn, batch=shape.batch)
+        try:
+            step = work.step_fn(cfg)
+            step()
+            audit = audit_flops(step, analytic=analytic_flops(shape), samples_per_step=shape.batch,
+                                peak=VENDOR_H200_BF16, peaks=[ceiling_peak],
+                                derivation=DERIVATION.format(attn="SDPA cuDNN" if attn == "sdpa" else
+                                                             "flash-attn 4 through ledger::fa4_fwd/fa4_bwd"))
+            result["audits"][attn] = {"record": audit.record(), "report": audit.report(),
+                                      "counted_by_op": audit.counted_by_op}
+            say(f"audit {attn}: exact {audit.exact}\n{audit.report()}")
+        except Exception as exc:
+            result["audits"][attn] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+            say(f"audit {attn} FAILED: {type(exc).__name__}: {str(exc)[:1500]}")
+        work.drop(cfg)
+    save()
+
+    # 4. Sandwiches, one per change, each on top of the current configuration.
+    env_load: dict = {}
+
+    def time_arm(cfg: Config, sample_env: bool = False) -> dict:
+        step = work.step_fn(cfg)
+        timer = StepTimer(warmup=warmup, global_batch=cfg.batch, local_batch=cfg.batch,
+                          flop_per_sample=flop_per_sample, peak=VENDOR_H200_BF16,
+                          ceiling_tflops=ceiling["matmul_tflops"], device=device)
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(device)
+            torch.cuda.synchronize()
+        sampler = None
+        if sample_env and not env_load:
+            def sample():
+                time.sleep(1.0 if cuda else 0.0)
+                env_load.update(collect_environment(under_load=cuda))
+            sampler = threading.Thread(target=sample)
+            sampler.start()
+        for _ in range(warmup + steps):
+            with timer.step():
+                step()
+            if timer.stopped:
+                break
+        res = timer.finish()
+        if sampler:
+            sampler.join()
+        return {"samples": res.samples, "outcome": res.outcome, "error": res.error, "median": res.median,
+                "mfu_percent": res.mfu_percent, "mfu_vs_ceiling_percent": res.mfu_vs_ceiling_percent,
+                "peak_allocated_bytes": res.peak_allocated_bytes, "peak_reserved_bytes": res.peak_reserved_bytes}
+
+    def sandwich(name: str, candidate: Config) -> None:
+        nonlocal current
+        a_cfg = current
+        entry = {"change": name, "a": a_cfg.as_dict(), "candidate": candidate.as_dict(),
+                 "a_label": a_cfg.label(), "candidate_label": candidate.label(), "rounds": []}
+        result["sandwiches"].append(entry)
+        say(f"sandwich {name}: A = {a_cfg.label()} | candidate = {candidate.label()}")
+        try:
+            for label, cfg in (("a", a_cfg), ("candidate", candidate)):
+                t0 = time.perf_counter()
+                work.step_fn(cfg)()  # build: compile, capture, first call
+                if cuda:
+                    torch.cuda.synchronize()
+                entry[f"{label}_prime_s"] = time.perf_counter() - t0
+            for r in range(args.rounds):
+                row = {}
+                for label, cfg in (("a", a_cfg), ("candidate", candidate), ("b", a_cfg)):
+                    row[label] = time_arm(cfg, sample_env=True)
+                    if row[label]["outcome"] != "ok":
+                        raise RuntimeError(f"arm {label} round {r + 1}: {row[label]['outcome']} {row[label]['error']}")
+                entry["rounds"].append(row)
+                say(f"  round {r + 1}: " + "  ".join(f"{k} {v['median']:.5f}s" for k, v in row.items()))
+            per_sample = {k: statistics.median(row[k]["median"] for row in entry["rounds"])
+                          / (candidate.batch if k == "candidate" else a_cfg.batch) for k in ("a", "candidate", "b")}
+            verdict = compute(per_sample["a"], per_sample["candidate"], per_sample["b"])
+            entry["per_sample"] = per_sample
+            entry["verdict"] = verdict.verdict
+            entry["reason"] = verdict.reason()
+            take = verdict.verdict == "faster"
+            entry["taken"] = take
+            say(f"  per sample A {per_sample['a']:.5f} cand {per_sample['candidate']:.5f} B {per_sample['b']:.5f}: "
+                f"{verdict.verdict} ({verdict.reason()}){' -> taken' if take else ''}")
+            if take:
+                work.drop(a_cfg)
+                current = candidate
+            else:
+                work.drop(candidate)
+        except Exception as exc:
+            entry["error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
+            entry["traceback"] = traceback.format_exc()[-4000:]
+            entry["verdict"], entry["taken"] = "failed", False
+            say(f"  FAILED: {entry['error']}")
+            work.drop(candidate)
+            if cuda:
+                torch.cuda.synchronize()
+        state["current"] = current.as_dict()
+        args.state.parent.mkdir(parents=True, exist_ok=True)
+        args.state.write_text(json.dumps(state))
+        save()
+
+    changes = {
+        "batch": lambda c: c.with_(batch=c.batch * 2),
+        "optimizer": lambda c: c.with_(optim="foreach" if c.optim == "fused" else "fused"),
+        "compile": lambda c: c.with_(compile="blocks"),
+        "graphs": lambda c: c.with_(graphs=True),
+        "attention": lambda c: c.with_(attn="fa4"),
+    }
+    order = ["batch", "optimizer", "compile", "graphs"] if args.phase == "base" else ["attention"]
+    if args.only:
+        order = [c for c in args.only.split(",") if c]
+    for name in order:
+        if args.small and name in ("compile", "graphs") and not args.only:
+            continue
+        cand = changes[name](current)
+        if cand == current:
+            continue
+        sandwich(name, cand)
+
+    # 5. The configuration reached, timed once more for the stopping point (fa4 phase).
+    if args.phase == "fa4":
+        say(f"final: {current.label()}")
+        try:
+            work.step_fn(current)()
+            final = time_arm(current) if args.small else None
+            if not args.small:
+                saved = steps
+                steps = args.final_steps
+                final = time_arm(current)
+                steps = saved
+            result["final"] = {"config": current.as_dict(), "label": current.label(), **final}
+            say(f"  median {final['median']:.5f} s, MFU {final['mfu_percent']:.2f}% of 989, "
+                f"{final['mfu_vs_ceiling_percent']:.2f}% of the measured ceiling")
+        except Exception as exc:
+            result["final"] = {"config": current.as_dict(), "error": f"{type(exc).__name__}: {exc}"[:1500]}
+            say(f"  final FAILED: {exc}")
+    result["environment_load"] = env_load
+    result["current"] = current.as_dict()
+    save()
+    rows = [(s["change"], s.get("verdict"), f"{s.get('per_sample', {}).get('a', 0):.5f}",
+             f"{s.get('per_sample', {}).get('candidate', 0):.5f}", s.get("reason") or s.get("error", "")[:80])
+            for s in result["sandwiches"]]
+    print("\nchange      verdict  A s/sample  cand s/sample  reason")
+    for r in rows:
+        print(f"{r[0]:<11} {r[1]:<8} {r[2]:>10} {r[3]:>13}  {r[4]}")
+    print(f"health under load: {env_load.get('health', {}).get('verdict')} {env_load.get('health', {}).get('reasons')}")
+    print(f"current: {current.label()}  driver {time.perf_counter() - t_start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The H200 campaign of issue #16, as one command per device call, from the repository root:
+#
+#   bash benchmarks/gpu/run_campaign.sh stash      # carry .whl holding part-0 (+ base/, fa4/): stash only
+#   bash benchmarks/gpu/run_campaign.sh base       # changes without flash-attn 4 (batch, optimizer, compile, graphs)
+#   bash benchmarks/gpu/run_campaign.sh fa4        # flash-attn 4: kernels, audit, sandwich, final measurement
+#
+# WHEELS (default .whl) is the folder benchmarks/gpu/fetch_wheels.sh wrote, or the part of it
+# this call carries; install_wheels.sh stashes what arrives in /tmp and installs flash-attn 4
+# once every part is there, so the calls must follow each other while the machine is warm.
+# Writes campaign-PHASE.json and stdout.txt into $OUT (default benchmarks/out/campaign);
+# add them here with  python benchmarks/gpu/add_campaign.py $OUT ... (see that script).
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+OUT="${OUT:-$ROOT/benchmarks/out/campaign}"
+PHASE="${1:-base}"; shift || true
+mkdir -p "$OUT"
+# shellcheck source=/dev/null
+source "$ROOT/benchmarks/gpu/install_wheels.sh" "${WHEELS:-$ROOT/.whl}"
+[ "$PHASE" = stash ] && exit 0
+if [ "$PHASE" = fa4 ] && [ "$FA4_READY" != 1 ]; then
+  echo "flash-attn 4 is not installed on this machine (a part is missing): the fa4 phase records FA4 as failed"
+fi
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv || true
+python3 "$ROOT/benchmarks/gpu/campaign.py" --phase "$PHASE" --out "$OUT" "$@" 2>&1 | tee "$OUT/stdout-$PHASE.txt"
