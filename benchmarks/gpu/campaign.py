@@ -75,9 +75,18 @@ def main() -> int:
     alloc = detect_allocation().model_dump(mode="json", exclude_none=True)
     gpu_name = torch.cuda.get_device_name(device) if cuda else "cpu"
     alloc["topology"] = f"1x {gpu_name.removeprefix('NVIDIA ')}" if cuda else "cpu"
-    result: dict = {"phase": args.phase, "allocation": alloc, "gpu": gpu_name, "torch": torch.__version__,
-                    "shape": shape.as_dict(), "warmup": warmup, "steps": steps, "rounds": args.rounds,
-                    "sandwiches": [], "log": []}
+    result: dict = {
+        "phase": args.phase,
+        "allocation": alloc,
+        "gpu": gpu_name,
+        "torch": torch.__version__,
+        "shape": shape.as_dict(),
+        "warmup": warmup,
+        "steps": steps,
+        "rounds": args.rounds,
+        "sandwiches": [],
+        "log": [],
+    }
 
     def say(msg: str) -> None:
         line = f"[{time.perf_counter() - t_start:7.1f}s] {msg}"
@@ -103,8 +112,11 @@ def main() -> int:
         ceiling = measure_ceiling(device, matmul_size=256, copy_bytes=1 << 22, dtype=torch.float32, repeats=5)
     result["ceiling"] = ceiling
     say(f"ceiling: {ceiling['title']}")
-    ceiling_peak = Peak(f"measured-ceiling-{'h200' if cuda else 'cpu'}-bf16-matmul", ceiling["matmul_tflops"],
-                        note="median bf16 8192^3 matmul rate measured in the same run")
+    ceiling_peak = Peak(
+        f"measured-ceiling-{'h200' if cuda else 'cpu'}-bf16-matmul",
+        ceiling["matmul_tflops"],
+        note="median bf16 8192^3 matmul rate measured in the same run",
+    )
     fa4_version, fa4_reason = fa4_status()
     result["fa4"] = {"version": fa4_version, "reason": fa4_reason}
     say(f"flash-attn 4: {fa4_version or fa4_reason}")
@@ -114,12 +126,21 @@ def main() -> int:
         dtype = torch.bfloat16 if cuda else torch.float32
         records = []
         for sq, sk in [(shape.video_tokens, shape.video_tokens), (shape.video_tokens, shape.text_tokens)]:
-            records += benchmark_attention(batch=shape.batch, seq_q=sq, seq_k=sk, heads=shape.heads,
-                                           head_dim=shape.head_dim, dtype=dtype, device=device,
-                                           repeats=20 if cuda else 2)
+            records += benchmark_attention(
+                batch=shape.batch,
+                seq_q=sq,
+                seq_k=sk,
+                heads=shape.heads,
+                head_dim=shape.head_dim,
+                dtype=dtype,
+                device=device,
+                repeats=20 if cuda else 2,
+            )
         result["attention"] = records
         for rec in records:
-            value = f"{statistics.median(rec['samples']):.1f} TFLOP/s" if rec.get("samples") else rec.get("notes", "")[:100]
+            value = (
+                f"{statistics.median(rec['samples']):.1f} TFLOP/s" if rec.get("samples") else rec.get("notes", "")[:100]
+            )
             say(f"  {rec['title']}: {value}")
         save()
 
@@ -128,17 +149,26 @@ def main() -> int:
     say(f"workload: {shape.blocks} blocks, {work.params() / 1e9:.3f} B params fp32")
     flop_per_sample = sum(analytic_flops(shape).values())
     result["audits"] = {}
-    for attn in (["sdpa"] if args.phase == "base" else ["fa4"]):
+    for attn in ["sdpa"] if args.phase == "base" else ["fa4"]:
         cfg = Config(attn=attn, batch=shape.batch)
         try:
             step = work.step_fn(cfg)
             step()
-            audit = audit_flops(step, analytic=analytic_flops(shape), samples_per_step=shape.batch,
-                                peak=VENDOR_H200_BF16, peaks=[ceiling_peak],
-                                derivation=DERIVATION.format(attn="SDPA cuDNN" if attn == "sdpa" else
-                                                             "flash-attn 4 through ledger::fa4_fwd/fa4_bwd"))
-            result["audits"][attn] = {"record": audit.record(), "report": audit.report(),
-                                      "counted_by_op": audit.counted_by_op}
+            audit = audit_flops(
+                step,
+                analytic=analytic_flops(shape),
+                samples_per_step=shape.batch,
+                peak=VENDOR_H200_BF16,
+                peaks=[ceiling_peak],
+                derivation=DERIVATION.format(
+                    attn="SDPA cuDNN" if attn == "sdpa" else "flash-attn 4 through ledger::fa4_fwd/fa4_bwd"
+                ),
+            )
+            result["audits"][attn] = {
+                "record": audit.record(),
+                "report": audit.report(),
+                "counted_by_op": audit.counted_by_op,
+            }
             say(f"audit {attn}: exact {audit.exact}\n{audit.report()}")
         except Exception as exc:
             result["audits"][attn] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
@@ -151,17 +181,25 @@ def main() -> int:
 
     def time_arm(cfg: Config, sample_env: bool = False) -> dict:
         step = work.step_fn(cfg)
-        timer = StepTimer(warmup=warmup, global_batch=cfg.batch, local_batch=cfg.batch,
-                          flop_per_sample=flop_per_sample, peak=VENDOR_H200_BF16,
-                          ceiling_tflops=ceiling["matmul_tflops"], device=device)
+        timer = StepTimer(
+            warmup=warmup,
+            global_batch=cfg.batch,
+            local_batch=cfg.batch,
+            flop_per_sample=flop_per_sample,
+            peak=VENDOR_H200_BF16,
+            ceiling_tflops=ceiling["matmul_tflops"],
+            device=device,
+        )
         if cuda:
             torch.cuda.reset_peak_memory_stats(device)
             torch.cuda.synchronize()
         sampler = None
         if sample_env and not env_load:
+
             def sample():
                 time.sleep(1.0 if cuda else 0.0)
                 env_load.update(collect_environment(under_load=cuda))
+
             sampler = threading.Thread(target=sample)
             sampler.start()
         for _ in range(warmup + steps):
@@ -172,15 +210,28 @@ def main() -> int:
         res = timer.finish()
         if sampler:
             sampler.join()
-        return {"samples": res.samples, "outcome": res.outcome, "error": res.error, "median": res.median,
-                "mfu_percent": res.mfu_percent, "mfu_vs_ceiling_percent": res.mfu_vs_ceiling_percent,
-                "peak_allocated_bytes": res.peak_allocated_bytes, "peak_reserved_bytes": res.peak_reserved_bytes}
+        return {
+            "samples": res.samples,
+            "outcome": res.outcome,
+            "error": res.error,
+            "median": res.median,
+            "mfu_percent": res.mfu_percent,
+            "mfu_vs_ceiling_percent": res.mfu_vs_ceiling_percent,
+            "peak_allocated_bytes": res.peak_allocated_bytes,
+            "peak_reserved_bytes": res.peak_reserved_bytes,
+        }
 
     def sandwich(name: str, candidate: Config) -> None:
         nonlocal current
         a_cfg = current
-        entry = {"change": name, "a": a_cfg.as_dict(), "candidate": candidate.as_dict(),
-                 "a_label": a_cfg.label(), "candidate_label": candidate.label(), "rounds": []}
+        entry = {
+            "change": name,
+            "a": a_cfg.as_dict(),
+            "candidate": candidate.as_dict(),
+            "a_label": a_cfg.label(),
+            "candidate_label": candidate.label(),
+            "rounds": [],
+        }
         result["sandwiches"].append(entry)
         say(f"sandwich {name}: A = {a_cfg.label()} | candidate = {candidate.label()}")
         try:
@@ -198,16 +249,21 @@ def main() -> int:
                         raise RuntimeError(f"arm {label} round {r + 1}: {row[label]['outcome']} {row[label]['error']}")
                 entry["rounds"].append(row)
                 say(f"  round {r + 1}: " + "  ".join(f"{k} {v['median']:.5f}s" for k, v in row.items()))
-            per_sample = {k: statistics.median(row[k]["median"] for row in entry["rounds"])
-                          / (candidate.batch if k == "candidate" else a_cfg.batch) for k in ("a", "candidate", "b")}
+            per_sample = {
+                k: statistics.median(row[k]["median"] for row in entry["rounds"])
+                / (candidate.batch if k == "candidate" else a_cfg.batch)
+                for k in ("a", "candidate", "b")
+            }
             verdict = compute(per_sample["a"], per_sample["candidate"], per_sample["b"])
             entry["per_sample"] = per_sample
             entry["verdict"] = verdict.verdict
             entry["reason"] = verdict.reason()
             take = verdict.verdict == "faster"
             entry["taken"] = take
-            say(f"  per sample A {per_sample['a']:.5f} cand {per_sample['candidate']:.5f} B {per_sample['b']:.5f}: "
-                f"{verdict.verdict} ({verdict.reason()}){' -> taken' if take else ''}")
+            say(
+                f"  per sample A {per_sample['a']:.5f} cand {per_sample['candidate']:.5f} B {per_sample['b']:.5f}: "
+                f"{verdict.verdict} ({verdict.reason()}){' -> taken' if take else ''}"
+            )
             if take:
                 work.drop(a_cfg)
                 current = candidate
@@ -256,17 +312,26 @@ def main() -> int:
                 final = time_arm(current)
                 steps = saved
             result["final"] = {"config": current.as_dict(), "label": current.label(), **final}
-            say(f"  median {final['median']:.5f} s, MFU {final['mfu_percent']:.2f}% of 989, "
-                f"{final['mfu_vs_ceiling_percent']:.2f}% of the measured ceiling")
+            say(
+                f"  median {final['median']:.5f} s, MFU {final['mfu_percent']:.2f}% of 989, "
+                f"{final['mfu_vs_ceiling_percent']:.2f}% of the measured ceiling"
+            )
         except Exception as exc:
             result["final"] = {"config": current.as_dict(), "error": f"{type(exc).__name__}: {exc}"[:1500]}
             say(f"  final FAILED: {exc}")
     result["environment_load"] = env_load
     result["current"] = current.as_dict()
     save()
-    rows = [(s["change"], s.get("verdict"), f"{s.get('per_sample', {}).get('a', 0):.5f}",
-             f"{s.get('per_sample', {}).get('candidate', 0):.5f}", s.get("reason") or s.get("error", "")[:80])
-            for s in result["sandwiches"]]
+    rows = [
+        (
+            s["change"],
+            s.get("verdict"),
+            f"{s.get('per_sample', {}).get('a', 0):.5f}",
+            f"{s.get('per_sample', {}).get('candidate', 0):.5f}",
+            s.get("reason") or s.get("error", "")[:80],
+        )
+        for s in result["sandwiches"]
+    ]
     print("\nchange      verdict  A s/sample  cand s/sample  reason")
     for r in rows:
         print(f"{r[0]:<11} {r[1]:<8} {r[2]:>10} {r[3]:>13}  {r[4]}")

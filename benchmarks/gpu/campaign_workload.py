@@ -154,7 +154,7 @@ class Workload:
         sdpa = cfg.attn == "sdpa"
 
         def body():
-            with autocast, (sdpa_context(self.device) if sdpa else contextlib.nullcontext()):
+            with autocast, sdpa_context(self.device) if sdpa else contextlib.nullcontext():
                 pred = model_forward(self.model, runners, latents, text, t)
             loss = F.mse_loss(pred.float(), target)
             loss.backward()

@@ -73,7 +73,9 @@ def fa2_status() -> tuple[str | None, str | None]:
 
 
 @torch.library.custom_op("ledger::fa4_fwd", mutates_args=())
-def fa4_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: float, causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
+def fa4_fwd(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: float, causal: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
     """flash-attn 4 forward: (out, lse), lse (batch, heads, seq_q) in fp32."""
     out, lse = fa4_interface()._flash_attn_fwd(q, k, v, softmax_scale=softmax_scale, causal=causal, return_lse=True)[:2]
     return out, lse
@@ -86,8 +88,16 @@ def _(q, k, v, softmax_scale, causal):
 
 
 @torch.library.custom_op("ledger::fa4_bwd", mutates_args=())
-def fa4_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
-            softmax_scale: float, causal: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def fa4_bwd(
+    dout: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    softmax_scale: float,
+    causal: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """flash-attn 4 backward: (dq, dk, dv)."""
     dq, dk, dv = fa4_interface()._flash_attn_bwd(q, k, v, out, dout, lse, softmax_scale, causal)[:3]
     return dq, dk, dv
@@ -126,8 +136,9 @@ def _fa4_bwd_flop(dout_shape, q_shape, k_shape, v_shape, *args, out_shape=None, 
     return sdpa_backward_flop_count(_bhsd(dout_shape), _bhsd(q_shape), _bhsd(k_shape), _bhsd(v_shape))
 
 
-def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: float | None = None,
-                    causal: bool = False) -> torch.Tensor:
+def flash_attn_func(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: float | None = None, causal: bool = False
+) -> torch.Tensor:
     """flash-attn 4 attention on (batch, seq, heads, dim) tensors, counted by FlopCounterMode.
 
     Returns the output only (flash-attn 4's own function returns (out, lse)). Under autocast
