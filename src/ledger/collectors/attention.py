@@ -180,7 +180,9 @@ def benchmark_attention(
                 fwd_s = _timed(call, repeats, device)
                 out = call()
                 grad = torch.randn_like(out)
-                backward = lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)  # noqa: E731
+                backward = lambda out=out, grad=grad, inputs=(q, k, v): torch.autograd.grad(  # noqa: E731
+                    out, inputs, grad, retain_graph=True
+                )
                 for _ in range(warmup):
                     backward()
                 bwd_s = _timed(backward, repeats, device)
