@@ -34,6 +34,8 @@ from .records import FileRules
 from .result import Violation
 
 CACHE_FORMAT = 1
+_INFO_FIELDS = len(Info._fields)
+_make_info = Info._make
 _PACKAGE = Path(__file__).resolve().parents[1]
 _code_fingerprint: str | None = None
 
@@ -81,6 +83,15 @@ def clean_blobs(records_dir: Path) -> dict[str, str]:
     return blobs
 
 
+def _shared(value, memo: dict):
+    """`value` with every string and tuple replaced by the memo's equal object."""
+    if isinstance(value, tuple):
+        value = tuple(_shared(v, memo) for v in value)
+    if isinstance(value, (str, tuple)):
+        return memo.setdefault(value, value)
+    return value
+
+
 class VerificationCache:
     def __init__(self, file: Path | None, fingerprint: str, entries: dict[str, tuple]):
         self.file = file
@@ -88,6 +99,10 @@ class VerificationCache:
         self.entries = entries
         self.fresh: dict[str, tuple] = {}
         self.hits = 0
+        self.pruned = False
+        #: One object per distinct value: marshal writes a repeated object once and loads
+        #: it once (the same commit, contract and allocation recur in most records).
+        self.memo: dict = {}
 
     @classmethod
     def open(cls, git: Git, rules: FileRules) -> VerificationCache:
@@ -119,37 +134,42 @@ class VerificationCache:
         return f"{blob} {path}"
 
     def get(self, path: str, blob: str) -> tuple[list[Violation], Info | None] | None:
-        key = self.key(path, blob)
-        entry = self.entries.get(key)
-        if not (isinstance(entry, tuple) and len(entry) == 2):
+        entry = self.entries.get(f"{blob} {path}")
+        if entry is None:
             return None
-        raw_violations, raw_info = entry
         try:
-            violations = [Violation(*v) for v in raw_violations]
-            info = Info(*raw_info) if raw_info is not None else None
-        except TypeError:
+            raw_violations, raw_info = entry
+            # The common case (a clean record) builds one tuple: this runs once per record.
+            violations = [Violation(*v) for v in raw_violations] if raw_violations else []
+            if raw_info is not None and len(raw_info) != _INFO_FIELDS:
+                return None
+            info = _make_info(raw_info) if raw_info is not None else None
+        except (TypeError, ValueError):
             return None
-        if info is not None and len(raw_info) != len(Info._fields):
-            return None
-        self.fresh[key] = entry
         self.hits += 1
         return violations, info
 
     def put(self, path: str, blob: str, violations: list[Violation], info: Info | None) -> None:
-        self.fresh[self.key(path, blob)] = (
-            tuple(astuple(v) for v in violations),
-            tuple(info) if info is not None else None,
+        self.fresh[f"{blob} {path}"] = (
+            tuple(_shared(astuple(v), self.memo) for v in violations),
+            _shared(tuple(info), self.memo) if info is not None else None,
         )
+
+    def keep_only(self, keys: set[str]) -> None:
+        """Forget entries of files no longer in the ledger (called with every key in use)."""
+        if len(keys) != len(self.entries):
+            self.entries = {k: v for k, v in self.entries.items() if k in keys}
+            self.pruned = True
 
     def save(self) -> None:
         """Write what this run verified (entries of files gone from the ledger are dropped),
         atomically; a cache that cannot be written is simply not written."""
-        if self.file is None or (self.fresh.keys() == self.entries.keys()):
+        if self.file is None or not (self.fresh or self.pruned):
             return
         try:
             self.file.parent.mkdir(exist_ok=True)
             tmp = self.file.with_name(f".check-cache.{os.getpid()}.tmp")
-            tmp.write_bytes(marshal.dumps((CACHE_FORMAT, self.fingerprint, self.fresh)))
+            tmp.write_bytes(marshal.dumps((CACHE_FORMAT, self.fingerprint, {**self.entries, **self.fresh})))
             os.replace(tmp, self.file)
         except (OSError, ValueError):
             return

@@ -260,6 +260,8 @@ class Checker:
                 misses.append(path)
             else:
                 found[path] = hit
+        if cache is not None:
+            cache.keep_only({f"{blobs[p]} {p}" for p in paths if p in blobs})
         for path, violations, info in _inspect_all(str(root), misses, rules):
             found[path] = (violations, info)
             blob = blobs.get(path)
