@@ -182,7 +182,12 @@ class Measurement(Envelope):
         default_factory=list, description="Raw per-step values after warmup (slowest rank per step)."
     )
     warmup_steps: int | None = Field(None, ge=0)
-    statistic: Literal["median", "mean", "min"] = "median"
+    statistic: Literal["median", "mean", "min", "olympic-average"] = Field(
+        "median",
+        description="The headline figure: the median of the samples, or their mean, minimum, or MLPerf's "
+        "olympic average (the samples are the runs kept after dropping the fastest and the slowest; "
+        "the headline is their mean).",
+    )
     n: int | None = Field(None, ge=0)
     min: NonNegative | None = None
     median: NonNegative | None = None
@@ -257,7 +262,18 @@ class Measurement(Envelope):
             return self.title
         if self.outcome != "ok":
             return f"{self.metric}: {self.outcome}"
-        return f"{self.metric} {self.statistic} {self.median:g} {self.unit}" if self.median is not None else self.metric
+        value = self.headline
+        return f"{self.metric} {self.statistic} {value:g} {self.unit}" if value is not None else self.metric
+
+    @property
+    def headline(self) -> float | None:
+        """The value `statistic` names: the mean of the samples for mean and olympic-average, their
+        minimum for min, else the median."""
+        if self.statistic in ("mean", "olympic-average") and self.samples:
+            return math.fsum(self.samples) / len(self.samples)
+        if self.statistic == "min" and self.min is not None:
+            return self.min
+        return self.median
 
 
 _NUMBERS = frozenset({int, float})
