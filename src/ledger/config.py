@@ -34,6 +34,11 @@ class Config(BaseModel):
     records: str = Field("ledger/records", description="Folder of record files, relative to the config file.")
     specs: str = Field("ledger/specs", description="Folder of spec pages (Markdown with front matter).")
     source: str = Field(".", description="Default checkout whose commit stamps records (`--source` overrides).")
+    sources: dict[str, str] = Field(
+        default_factory=dict,
+        description="Repository (URL or name, as records' source.repo say) -> path of a clone of it, where "
+        "`ledger check` verifies the commits of imported records that are not the source checkout's.",
+    )
     contract: str | None = Field(
         None, description="Name of the current contract; default: the contract with the most recent measurement."
     )

@@ -23,3 +23,4 @@ class Info(NamedTuple):
     owner: str | None  # issue owner
     number: int | None  # issue number
     spread_percent: float | None  # measurement: figures.uncertainty_percent
+    repo: str | None = None  # source.repo: another repository's commit (imported records)

@@ -76,6 +76,16 @@ RULES: tuple[Rule, ...] = (
         "record with a commit that exists (`ledger add --source PATH`).",
     ),
     Rule(
+        "sha-foreign",
+        "records",
+        WARNING,
+        "Imported records name commits of another repository (source.repo) that `sources:` in "
+        "ledger.yaml does not map to a clone, so they cannot be verified. Reported once per repository; "
+        "never an error, so it does not block a push.",
+        "Map the repository to a clone in ledger.yaml (`sources: {REPO: PATH}`); `ledger check` then "
+        "verifies the commits there (sha-resolves).",
+    ),
+    Rule(
         "sha-abbreviated",
         "records",
         WARNING,
@@ -258,6 +268,7 @@ def info_of(path: str, record: Any) -> Info:
         owner=getattr(record, "owner", None) if kind == "issue" else None,
         number=getattr(record, "number", None) if kind == "issue" else None,
         spread_percent=_spread(record) if kind == "measurement" else None,
+        repo=source.repo if source is not None else None,
     )
 
 

@@ -36,6 +36,23 @@ FILE_RULES = (
 POOL_THRESHOLD = 4000
 
 
+def _same_repo(repo: str, source: Git) -> bool:
+    """True when `repo` (a record's source.repo) names the checkout `source` (its origin or its path)."""
+
+    def norm(text: str) -> str:
+        text = text.strip().rstrip("/").removesuffix(".git").lower()
+        text = text.split("://", 1)[-1].split("@", 1)[-1]  # scheme and credentials
+        return text.replace(":", "/")
+
+    origin = source.text("config", "--get", "remote.origin.url", check=False)
+    if origin and norm(origin) == norm(repo):
+        return True
+    try:
+        return Path(repo).resolve() == source.toplevel.resolve()
+    except (OSError, GitError):
+        return False
+
+
 class Checker:
     def __init__(self, ledger, mode: str):
         self.ledger = ledger
@@ -107,25 +124,55 @@ class Checker:
     def check_shas(self, infos: list[Info]) -> None:
         if "sha-resolves" not in self.active and "sha-abbreviated" not in self.active:
             return
-        by_sha: dict[str, list[Info]] = defaultdict(list)
+        by_repo: dict[str | None, dict[str, list[Info]]] = defaultdict(lambda: defaultdict(list))
         for info in infos:
             if info.sha:
-                by_sha[info.sha].append(info)
-        if not by_sha:
-            return
-        source = Git((self.ledger.root / self.ledger.config.source).resolve())
+                by_repo[info.repo][info.sha].append(info)
+        for repo, by_sha in by_repo.items():
+            self._check_repo_shas(repo, by_sha)
+
+    def _check_repo_shas(self, repo: str | None, by_sha: dict[str, list[Info]]) -> None:
+        """The commits of one repository (source.repo; None for the ledger's source checkout).
+
+        A repository mapped by `sources:` in ledger.yaml is verified in that clone. Any other
+        commit is looked up in the source checkout; one that is not there and whose record
+        names another repository (an imported result, or a checkout stamped with --source) is
+        reported once per repository as unverifiable (sha-foreign, a warning), not as an error.
+        """
+        config = self.ledger.config
+        where = config.sources.get(repo, config.source) if repo is not None else config.source
+        source = Git((self.ledger.root / where).resolve())
         if not source.is_repo():
             first = next(iter(by_sha.values()))[0]
             self.emit(
                 "sha-resolves",
                 CONFIG_NAME,
-                f"the source checkout {self.ledger.config.source!r} is not a git repository, so {len(by_sha)} SHA(s) cannot be checked (first in {first.path})",
-                field="source",
-                fix="point `source` in ledger.yaml at a clone of the measured repository",
+                f"the source checkout {where!r}"
+                + (f" of {repo}" if repo else "")
+                + f" is not a git repository, so {len(by_sha)} SHA(s) cannot be checked (first in {first.path})",
+                field=f"sources.{repo}" if repo in config.sources else "source",
+                fix="point `source` (or `sources:` for another repository) in ledger.yaml at a clone of the measured repository",
             )
             return
         resolved = source.resolve_commits(list(by_sha))
+        if repo is not None and repo not in config.sources and not _same_repo(repo, source):
+            missing = {sha: infos for sha, infos in by_sha.items() if not resolved.get(sha)}
+            if missing:
+                infos = [i for group in missing.values() for i in group]
+                if "sha-foreign" in self.active:
+                    self.emit(
+                        "sha-foreign",
+                        infos[0].path,
+                        f"{len(infos)} record(s) name {len(missing)} commit(s) of {repo}, which ledger.yaml does "
+                        "not map to a clone: unverifiable",
+                        field="source.repo",
+                        fix=f"add `sources: {{{repo!r}: PATH-OF-A-CLONE}}` to ledger.yaml; `ledger check` then verifies them",
+                    )
+                by_sha = {sha: infos for sha, infos in by_sha.items() if sha not in missing}
         reachable = source.reachable([c for c in resolved.values() if c])
+        self._report_shas(by_sha, resolved, reachable, repo, where)
+
+    def _report_shas(self, by_sha, resolved, reachable, repo, where) -> None:
         for sha, infos_at in by_sha.items():
             full = resolved.get(sha)
             for info in infos_at:
@@ -140,7 +187,8 @@ class Checker:
                     self.emit(
                         "sha-resolves",
                         info.path,
-                        f"source commit {sha} does not resolve in the source checkout",
+                        f"source commit {sha} does not resolve in the source checkout"
+                        + (f" of {repo} ({where})" if repo else ""),
                         field="source.sha",
                     )
                 elif full not in reachable:
