@@ -13,7 +13,6 @@ from ledger.analysis.compare import cliffs_delta, hodges_lehmann, mann_whitney_u
 from tests.conftest import run_ledger
 
 LOCAL = Path(__file__).resolve().parents[1] / "importers" / "data"
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 
 
 def _brute_p(a: list[float], b: list[float]) -> float:
@@ -81,9 +80,8 @@ def test_compare_one_allocation_json_and_table(repo: Path) -> None:
     assert table.returncode == 0 and "Mann-Whitney U" in table.stdout and "one allocation" in table.stdout
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside this checkout")
 def test_cross_allocation_refused_then_labelled(repo: Path) -> None:
-    files = sorted(str(p) for p in (SHARED / "pytest-benchmark").glob("*.json"))
+    files = sorted(str(p) for p in (LOCAL / "pytest-benchmark/pytest-benchmark-2.5").glob("*.json"))
     first, second, _ = _import(repo, "pytest-benchmark", *files)
     refused = run_ledger(repo, "compare", first, second)
     assert refused.returncode == 2 and "allocation" in refused.stderr and "--allow-cross-allocation" in refused.stderr
@@ -96,9 +94,8 @@ def test_cross_allocation_refused_then_labelled(repo: Path) -> None:
     assert "NOT ATTRIBUTABLE" in table.stdout
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside this checkout")
 def test_metric_and_contract_mismatch_refused(repo: Path) -> None:
-    ids = _import(repo, "pyperf", str(SHARED / "pyperf/mult_list_py38.json"))
+    ids = _import(repo, "pyperf", str(LOCAL / "pyperf/mult_list_py38.json"))
     other_metric = run_ledger(repo, "compare", ids[0], ids[1])
     assert other_metric.returncode == 2 and "metric" in other_metric.stderr
     contracts = []
@@ -130,10 +127,9 @@ def test_metric_and_contract_mismatch_refused(repo: Path) -> None:
     assert refused.returncode == 2 and "different contracts" in refused.stderr
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside this checkout")
 def test_mlperf_sets(repo: Path) -> None:
     logs = sorted(
-        (SHARED / "mlperf/training_results_v4.0/ASUSTeK/results/ESC_N8A-E12/llama2_70b_lora").glob("result_*.txt")
+        (LOCAL / "mlperf/training_results_v4.0/ASUSTeK/results/ESC_N8A-E12/llama2_70b_lora").glob("result_*.txt")
     )
     ids = _import(repo, "mlperf", *map(str, logs))[:10]  # the ten runs; the last id is the result set
     result = run_ledger(

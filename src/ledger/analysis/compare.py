@@ -8,7 +8,14 @@ labelled not attributable: the users' records show a cross-allocation delta attr
 to a code change, when the machine had changed.
 
 One measurement contributes its raw samples; a set contributes one value per
-measurement (its median), so a set compares run-to-run variation.
+measurement (its headline: the median, or the mean its `statistic` names), so a set
+compares run-to-run variation.
+
+A measurement imported without raw samples keeps the spread its tool recorded
+(`extra.spread`: asv's 99% confidence interval and quartiles, pytest-benchmark's
+quartiles). Two such sides are judged as asv's own compare judges them: a difference
+counts only when the 99% intervals do not overlap. A side with one value and no spread
+says so, and gets no p-value and no effect size.
 """
 
 from __future__ import annotations
@@ -45,6 +52,11 @@ class Side:
     allocation: str | None
     contract: str | None
     median_text: str = ""
+    statistic: str = "median"
+    #: What the side's spread is: samples, a tool's interval or quartiles, or none.
+    spread: str = ""
+    #: The tool's 99% confidence interval of a side without samples (asv), if it recorded one.
+    interval: list[float] | None = None
 
 
 @dataclass
@@ -199,15 +211,43 @@ def _text(value: float, spread: float | None, unit: str = "") -> str:
 # -- the comparison ---------------------------------------------------------------------------
 
 
+def _headline(rec: Any) -> float:
+    value = getattr(rec, "headline", None)
+    return rec.median if value is None else value
+
+
+def _tool_spread(rec: Any) -> tuple[str, list[float] | None]:
+    """The spread a tool recorded beside a value without samples, as text and a 99% interval."""
+    spread = (getattr(rec, "extra", None) or {}).get("spread")
+    if not isinstance(spread, dict):
+        if rec.iqr is not None and rec.iqr > 0:
+            return f"IQR {rec.iqr:g}", None
+        return "none: one value", None
+    method = spread.get("method", "the tool")
+    ci = spread.get("ci_99")
+    if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci):
+        return f"99% interval {ci[0]:.4g} to {ci[1]:.4g} ({method})", [float(ci[0]), float(ci[1])]
+    quartiles = [spread.get(k) for k in ("q_25", "q_75")] if "q_25" in spread else [spread.get(k) for k in ("q1", "q3")]
+    if all(isinstance(q, (int, float)) for q in quartiles):
+        return f"quartiles {quartiles[0]:.4g} to {quartiles[1]:.4g} ({method}, no interval)", None
+    return f"none recorded ({method})", None
+
+
 def _side(records: list[Any], label: str) -> Side:
     first = records[0]
+    spread, interval = "", None
     if len(records) == 1:
         rec = first
-        values = list(rec.samples) if rec.samples else [rec.median]
+        values = list(rec.samples) if rec.samples else [_headline(rec)]
         basis = "samples" if rec.samples else "summary only"
+        if rec.samples:
+            spread = f"{len(values)} samples"
+        else:
+            spread, interval = _tool_spread(rec)
     else:
-        values = [r.median for r in records]
+        values = [_headline(r) for r in records]
         basis = "one value per measurement"
+        spread = f"{len(values)} values"
     allocs = {r.allocation.id if r.allocation else None for r in records}
     contracts = {r.contract for r in records}
     if len(contracts) > 1:
@@ -222,7 +262,8 @@ def _side(records: list[Any], label: str) -> Side:
                 )
             ],
         )
-    median = statistics.median(values)
+    statistic = first.statistic if len(records) == 1 else "median"
+    median = statistics.fmean(values) if statistic in ("mean", "olympic-average") else statistics.median(values)
     side = Side(
         ids=[r.id for r in records],
         values=values,
@@ -233,6 +274,9 @@ def _side(records: list[Any], label: str) -> Side:
         n=len(values),
         allocation=allocs.pop() if len(allocs) == 1 else "several: " + ", ".join(sorted(a or "none" for a in allocs)),
         contract=first.contract,
+        statistic=statistic,
+        spread=spread,
+        interval=interval,
     )
     digits_spread = uncertainty(values)
     side.median_text = (
@@ -355,22 +399,54 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
     percent = 100.0 * diff / sa.median if sa.median else None
     ratio = sb.median / sa.median if sa.median else None
     test = mann_whitney_u(sa.values, sb.values)
-    if sa.basis == "summary only" or sb.basis == "summary only":
-        test = UTest(
-            test.u, None, "not testable", None, "no raw samples on one side (the source file kept only summaries)"
-        )
-    elif test.min_p is not None and test.min_p > alpha:
-        test.note = f"too few values: the smallest p these sizes allow is {test.min_p:.2g}, above alpha {alpha}"
-    delta = cliffs_delta(sa.values, sb.values)
-    hl = hodges_lehmann(sa.values, sb.values)
-    if test.p is None or (test.min_p is not None and test.min_p > alpha):
-        verdict = "not testable"
-    elif test.p < alpha:
-        better = (diff < 0) == lower_is_better
-        verdict = "B better" if better else "B worse"
+    summary_only = sa.basis == "summary only" or sb.basis == "summary only"
+    delta: float | None = cliffs_delta(sa.values, sb.values)
+    hl: float | None = hodges_lehmann(sa.values, sb.values)
+    if summary_only:
+        # One value per side is not a distribution: no rank test, no effect size from it.
+        delta = hl = None
+        if sa.interval and sb.interval:
+            overlap = sa.interval[0] <= sb.interval[1] and sb.interval[0] <= sa.interval[1]
+            test = UTest(
+                0.0,
+                None,
+                "99% interval overlap",
+                None,
+                "the sides' 99% confidence intervals "
+                + ("overlap" if overlap else "do not overlap")
+                + " (the tool's own rule, as asv compare judges results without samples)",
+            )
+            if overlap:
+                verdict = "no significant difference"
+            else:
+                verdict = "B better" if (diff < 0) == lower_is_better else "B worse"
+        else:
+            bare = [n for n, side in (("A", sa), ("B", sb)) if side.basis == "summary only" and not side.interval]
+            test = UTest(
+                test.u,
+                None,
+                "not testable",
+                None,
+                f"{' and '.join(bare)} {'has' if len(bare) == 1 else 'have'} one value and no interval "
+                "(the source file kept only a summary)"
+                if bare
+                else "no raw samples on one side (the source file kept only summaries)",
+            )
+            verdict = "not testable"
+        for name, side in (("A", sa), ("B", sb)):
+            if side.basis == "summary only" and side.interval is None:
+                warnings.append(f"{name} has no spread ({side.spread}): a difference cannot be judged against it")
     else:
-        verdict = "no significant difference"
-    if diff_unc is None:
+        if test.min_p is not None and test.min_p > alpha:
+            test.note = f"too few values: the smallest p these sizes allow is {test.min_p:.2g}, above alpha {alpha}"
+        if test.p is None or (test.min_p is not None and test.min_p > alpha):
+            verdict = "not testable"
+        elif test.p < alpha:
+            better = (diff < 0) == lower_is_better
+            verdict = "B better" if better else "B worse"
+        else:
+            verdict = "no significant difference"
+    if diff_unc is None and not summary_only:
         warnings.append("spread unknown on a side with one value: figures are not trimmed by spread")
     return Comparison(
         a=sa,
@@ -384,9 +460,9 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
         ratio=ratio,
         test=test,
         cliffs_delta=delta,
-        cliffs_magnitude=cliffs_magnitude(delta),
+        cliffs_magnitude=cliffs_magnitude(delta) if delta is not None else None,
         hodges_lehmann=hl,
-        hodges_lehmann_text=_text(hl, diff_unc, f" {sa.unit}"),
+        hodges_lehmann_text=_text(hl, diff_unc, f" {sa.unit}") if hl is not None else None,
         alpha=alpha,
         verdict=verdict,
         attributable=attributable,

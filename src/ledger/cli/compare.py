@@ -56,7 +56,9 @@ def command(ctx: click.Context, a: str, b: str, allow_cross_allocation: bool, al
     short = lambda ids: ", ".join(i[-8:] if len(ids) > 3 else i for i in ids)  # noqa: E731
     table.add_row("records", short(result.a.ids), short(result.b.ids))
     table.add_row("values", f"{result.a.n} ({result.a.basis})", f"{result.b.n} ({result.b.basis})")
-    table.add_row("median", f"{result.a.median_text} {result.a.unit}", f"{result.b.median_text} {result.b.unit}")
+    stat = result.a.statistic if result.a.statistic == result.b.statistic else "median"
+    table.add_row(stat, f"{result.a.median_text} {result.a.unit}", f"{result.b.median_text} {result.b.unit}")
+    table.add_row("spread", Text(result.a.spread), Text(result.b.spread))
     table.add_row("allocation", Text(str(result.a.allocation)), Text(str(result.b.allocation)))
     out.print(table)
     facts = Table(show_header=False, box=None)
@@ -66,14 +68,20 @@ def command(ctx: click.Context, a: str, b: str, allow_cross_allocation: bool, al
         "difference B - A", f"{result.difference_text}" + (f" ({result.percent_text})" if result.percent_text else "")
     )
     t = result.test
-    facts.add_row(
-        "Mann-Whitney U", f"U = {t.u:g}, p = {t.p:.3g} ({t.method})" if t.p is not None else f"not testable: {t.note}"
-    )
-    if t.note and t.p is not None:
-        facts.add_row("", Text(t.note, style="yellow"))
+    if t.method == "99% interval overlap":
+        facts.add_row("interval test", t.note or "")
+    else:
+        facts.add_row(
+            "Mann-Whitney U",
+            f"U = {t.u:g}, p = {t.p:.3g} ({t.method})" if t.p is not None else f"not testable: {t.note}",
+        )
+        if t.note and t.p is not None:
+            facts.add_row("", Text(t.note, style="yellow"))
     facts.add_row(
         "effect size",
-        f"Cliff's delta {result.cliffs_delta:+.2f} ({result.cliffs_magnitude}); Hodges-Lehmann shift {result.hodges_lehmann_text}",
+        f"Cliff's delta {result.cliffs_delta:+.2f} ({result.cliffs_magnitude}); Hodges-Lehmann shift {result.hodges_lehmann_text}"
+        if result.cliffs_delta is not None
+        else "none: a side is one value without samples",
     )
     facts.add_row("verdict", Text(result.verdict, style="bold"))
     facts.add_row("attribution", Text(result.label, style="bold red" if not result.attributable else "green"))
