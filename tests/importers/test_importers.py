@@ -60,7 +60,20 @@ def test_mlperf_result_set_time_to_train_and_olympic_average(repo: Path) -> None
     assert summary["extra"]["olympic_average"] == pytest.approx(sum(middle) / 8)
     assert round(summary["extra"]["olympic_average"], 3) == 29.429
     assert sorted(summary["extra"]["runs"]) == sorted(r["id"] for r in runs)
-    assert {Path(p).name for p in summary["extra"]["dropped"]} == {"result_3.txt", "result_7.txt"}
+    # The headline is MLPerf's score: the statistic says so, the samples are the runs kept.
+    assert summary["statistic"] == "olympic-average" and sorted(summary["samples"]) == middle
+    assert summary["metric"] == "llama2_70b_lora/time_to_train"
+    assert {(d["file"], d["why"]) for d in summary["extra"]["dropped"]} == {
+        ("result_3.txt", "slowest"),
+        ("result_7.txt", "fastest"),
+    }
+    by_id = {r["id"]: r for r in runs}
+    assert {Path(by_id[i]["extra"]["imported_from"]).name for i in summary["extra"]["dropped_runs"]} == {
+        "result_3.txt",
+        "result_7.txt",
+    }
+    assert len(summary["extra"]["kept_runs"]) == 8
+    assert summary["observed_at"].startswith("2024-05-16T08:32")  # the first run's run_start
 
 
 def test_mlperf_noisy_log_with_empty_commit_and_placeholders(repo: Path) -> None:
@@ -92,7 +105,7 @@ def test_mlperf_malformed(repo: Path, tmp_path: Path) -> None:
     # A pytest-benchmark file renamed .txt and handed to the MLPerf importer.
     other = tmp_path / "result_9.txt"
     other.write_text(next((DATA / "pytest-benchmark/pytest-benchmark-2.5").glob("0001_*.json")).read_text())
-    assert "no :::MLLOG line" in refused(repo, "mlperf", str(other))
+    assert "no :::MLLOG or :::MLL line" in refused(repo, "mlperf", str(other))
 
 
 def test_mlperf_not_a_log(repo: Path) -> None:
@@ -190,7 +203,10 @@ def test_asv_results_with_nan_null_and_params(repo: Path) -> None:
         runs["time_quantity.time_quantity_array_conversion"]["source"]["sha"]
         == "fcf8c079fae7ebad9f27bd31a819f0e4fdd85b99"
     )
-    assert runs["time_quantity.time_quantity_array_conversion"]["observed_at"].startswith("2013-04-28")
+    # asv's `date` is the commit's date, not when it ran; this 2015 fixture has no started_at.
+    conversion = runs["time_quantity.time_quantity_array_conversion"]
+    assert "observed_at" not in conversion and conversion["extra"]["commit_date"].startswith("2013-04-28")
+    assert any("started_at is missing" in g for g in conversion["extra"]["provenance_gaps"])
 
 
 def test_asv_malformed(repo: Path, tmp_path: Path) -> None:

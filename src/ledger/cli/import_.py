@@ -9,6 +9,26 @@ from .output import FORMAT_OPTION, console, open_ledger, print_json
 _FORMATS = ["mlperf", "pytest-benchmark", "pyperf", "hyperfine", "asv", "junit", "ctest"]
 
 
+def _foreign_lines(ledger, foreign: dict[str, list[str]]) -> list[str]:
+    """What the user must know about commits that are not the ledger's own."""
+    configured = ledger.config.sources
+    lines = []
+    for repo, shas in sorted(foreign.items()):
+        n = len(shas)
+        if repo in configured:
+            lines.append(
+                f"{n} commit(s) belong to {repo}; `ledger check` verifies them in {configured[repo]} (sources: in ledger.yaml)"
+            )
+        else:
+            lines.append(
+                f"{n} commit(s) are not in this ledger's source checkout; recorded as belonging to {repo} "
+                f"(source.repo). `ledger check` reports them once as unverifiable (a warning, never blocking a push) "
+                f"until ledger.yaml maps it to a clone: `sources: {{{repo!r}: PATH}}`"
+                + ("" if not repo.startswith("unknown:") else "; name the repository with --source-repo")
+            )
+    return lines
+
+
 def _load(text: str | None) -> list[float]:
     if not text:
         return []
@@ -32,6 +52,12 @@ def _load(text: str | None) -> list[float]:
     default=None,
     help="Commit of the measured source, for files that do not record it (never overrides one they do).",
 )
+@click.option(
+    "--source-repo",
+    default=None,
+    help="Repository the files' commits belong to (URL or name); `ledger check` verifies them against "
+    "`sources:` in ledger.yaml.",
+)
 @click.option("--allocation", default=None, help="Allocation id (overrides the one derived from the file).")
 @click.option("--topology", default=None, help="Topology such as '8x H100' (overrides the one derived from the file).")
 @click.option("--tag", "tags", multiple=True, help="Tag every imported record (repeatable).")
@@ -51,6 +77,7 @@ def command(
     files: tuple[str, ...],
     contract,
     source_sha,
+    source_repo,
     allocation,
     topology,
     tags,
@@ -74,6 +101,7 @@ def command(
     options = ImportOptions(
         contract=contract,
         source_sha=source_sha,
+        source_repo=source_repo,
         allocation=allocation,
         topology=topology,
         tags=list(tags),
@@ -96,8 +124,18 @@ def command(
                 "path": None if dry_run else str(ledger.path_for(r.kind, r.id).relative_to(ledger.root)),
             }
         )
+    foreign = _foreign_lines(ledger, result.foreign)
     if fmt == "json":
-        print_json({"format": import_format, "written": result.written, "records": rows})
+        print_json(
+            {
+                "format": import_format,
+                "written": result.written,
+                "records": rows,
+                "notes": result.notes,
+                "foreign_commits": result.foreign,
+                "foreign": foreign,
+            }
+        )
         return 0
     from rich.table import Table
     from rich.text import Text
@@ -119,6 +157,10 @@ def command(
         )
     out = console()
     out.print(table)
+    for note in result.notes:
+        out.print(Text(f"note: {note}"))
+    for line in foreign:
+        out.print(Text(line, style="yellow"))
     if gap_count:
         out.print(
             Text(

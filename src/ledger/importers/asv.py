@@ -1,23 +1,43 @@
-"""airspeed velocity (asv) results JSON, format 1 and 2, optionally with benchmarks.json.
+"""airspeed velocity (asv) results JSON, format 1 (asv 0.2 to 0.4) and 2 (asv 0.5 on).
 
-One measurement per benchmark (one per parameter combination for parameterized ones).
+Give the files of `results/MACHINE/` (a glob is fine: `machine.json`, asv's description of
+the machine, is skipped with a note, its fields being in every results file's `params`),
+and optionally `results/benchmarks.json` for units and benchmark types.
+
+One measurement per benchmark, one per parameter combination for parameterised ones.
 A `null` result is a benchmark that failed (outcome failed); a NaN result is one asv
-skipped, and gets no record. Raw samples are imported when asv recorded them
-(`--record-samples`, format 2). `benchmarks.json` given beside the results supplies
-units; without it the unit follows asv's name prefixes (time_, mem_, peakmem_, track_).
+skipped, and gets no record. What asv measured is kept: the raw samples when asv
+recorded them (`--record-samples`), else asv's result (the median of its repeats) with
+its spread in `extra.spread`: the quartiles, the 99% confidence interval, `number`
+(iterations per sample) and `repeat`. `ledger compare` uses that interval as asv's own
+compare does. The time is `started_at`, when asv ran the benchmark; asv's `date` is the
+commit's date and is kept as `extra.commit_date`.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, fail, measurement_draft, need, parse_date, read_json, source_from_commit
+from .base import (
+    Draft,
+    ImportOptions,
+    fail,
+    measurement_draft,
+    need,
+    parse_date,
+    read_json,
+    read_text,
+    record_path,
+    source_from_commit,
+)
 
 FMT = "asv"
 _UNITS = {"seconds": "s", "bytes": "bytes"}
+_STAT_COLUMNS = ("stats_ci_99_a", "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat")
 
 
 def _unit_for(name: str, meta: dict[str, Any]) -> str:
@@ -31,6 +51,59 @@ def _unit_for(name: str, meta: dict[str, Any]) -> str:
     return "unit"
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _repo_of(results_file: Path) -> str | None:
+    """The measured repository, from the asv.conf.json beside `results/` when it is there."""
+    for folder in (results_file.parent.parent.parent, results_file.parent.parent):
+        conf = folder / "asv.conf.json"
+        if conf.is_file():
+            try:
+                # asv.conf.json allows // comments; drop whole-line ones.
+                text = "\n".join(line for line in read_text(conf).splitlines() if not line.strip().startswith("//"))
+                repo = json.loads(text).get("repo")
+            except (ValueError, AttributeError):
+                return None
+            return repo if isinstance(repo, str) and repo else None
+    return None
+
+
+def _stats_of(entry: Any, k: int) -> dict[str, Any] | None:
+    """Format 1: `stats` is a list with one dict per parameter combination."""
+    stats = entry.get("stats") if isinstance(entry, dict) else None
+    if isinstance(stats, list) and k < len(stats) and isinstance(stats[k], dict):
+        s = stats[k]
+        ci = s.get("ci_99")
+        return {
+            "ci_99": ci if isinstance(ci, list) and len(ci) == 2 else None,
+            "q_25": s.get("q_25"),
+            "q_75": s.get("q_75"),
+            "number": s.get("number"),
+            "repeat": s.get("repeat"),
+        }
+    return None
+
+
+def _stats_of_row(row: dict[str, Any], k: int) -> dict[str, Any] | None:
+    """Format 2: one list per statistic column, one entry per parameter combination."""
+    cols = {}
+    for col in _STAT_COLUMNS:
+        values = row.get(col)
+        cols[col] = values[k] if isinstance(values, list) and k < len(values) else None
+    if all(v is None for v in cols.values()):
+        return None
+    a, b = cols["stats_ci_99_a"], cols["stats_ci_99_b"]
+    return {
+        "ci_99": [a, b] if _number(a) and _number(b) else None,
+        "q_25": cols["stats_q_25"],
+        "q_75": cols["stats_q_75"],
+        "number": cols["stats_number"],
+        "repeat": cols["stats_repeat"],
+    }
+
+
 def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     meta: dict[str, Any] = {}
     results_files = []
@@ -41,6 +114,11 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             if not isinstance(doc, dict):
                 raise fail(path, "key (top level)", "is not an object", "give asv's benchmarks.json")
             meta = {k: v for k, v in doc.items() if isinstance(v, dict)}
+        elif path.name == "machine.json":
+            options.notes.append(
+                f"skipped {record_path(path)}: asv's machine description, not results "
+                "(its fields are in each results file's params)"
+            )
         else:
             results_files.append(path)
     if not results_files:
@@ -48,7 +126,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             paths[0],
             "",
             "no results file given",
-            "give asv results files (MACHINE/COMMIT-ENV.json); benchmarks.json alone holds no results",
+            "give asv results files (results/MACHINE/COMMIT-ENV.json); benchmarks.json and machine.json hold no results",
         )
     drafts: list[Draft] = []
     for n, path in enumerate(results_files):
@@ -59,15 +137,18 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                 path,
                 "key version",
                 f"is {version}; this importer reads asv results format 1 and 2",
-                "export with asv 0.4 to 0.6",
+                "give results written by asv 0.2 to 0.6",
             )
         results = need(doc, "results", dict, path, "", FMT)
         params = need(doc, "params", dict, path, "", FMT)
+        if options.found_repo is None:
+            options.found_repo = _repo_of(path)
         source, gaps = source_from_commit(doc.get("commit_hash"), what="commit_hash")
-        observed = parse_date(doc.get("date"), path, "key date")
+        commit_date = parse_date(doc.get("date"), path, "key date")
+        started = doc.get("started_at") if isinstance(doc.get("started_at"), dict) else {}
         machine = str(params.get("machine") or "unknown-machine")
         allocation = {
-            "id": f"asv-{machine}-{str(doc.get('commit_hash') or '')[:8]}-{doc.get('date')}",
+            "id": f"asv-{machine}-{str(doc.get('commit_hash') or '')[:8]}-{doc.get('env_name') or doc.get('date')}",
             "scheduler": "local",
             "hosts": [machine],
         }
@@ -76,41 +157,65 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             "title": f"asv machine {machine}",
             "hostname": machine,
             "cpu_model": params.get("cpu"),
+            "cpu_count": int(params["num_cpu"]) if str(params.get("num_cpu", "")).isdigit() else None,
             "python": params.get("python") or doc.get("python"),
             "no_gpu_reason": "asv records no GPU",
             "allocation": allocation,
         }
-        if observed:
-            env["observed_at"] = observed
         if source:
             env["source"] = source
         drafts.append(
             Draft("environment", {k: v for k, v in env.items() if v is not None}, str(path), None, handle=handle)
         )
         columns = doc.get("result_columns") if version == 2 else None
+        if version == 2 and not isinstance(columns, list):
+            raise fail(
+                path, "key result_columns", "is missing", "asv format 2 names its columns; give the file asv wrote"
+            )
         for name, entry in results.items():
             where = f"results.{name}"
+            started_ms = None
             if version == 2:
-                if not isinstance(entry, list) or not isinstance(columns, list):
+                if not isinstance(entry, list):
                     raise fail(
-                        path, f"key {where}", "is not a row of result_columns", "give the results file asv wrote"
+                        path,
+                        f"key {where}",
+                        f"benchmark {name}: is {type(entry).__name__}, not a row of result_columns",
+                        "give the results file asv wrote",
                     )
                 row = dict(zip(columns, entry))
                 value, bparams, samples = row.get("result"), row.get("params") or [], row.get("samples")
+                started_ms = row.get("started_at")
+                stat_of = lambda k, row=row: _stats_of_row(row, k)  # noqa: E731
             elif isinstance(entry, dict):
                 value, bparams, samples = entry.get("result"), entry.get("params") or [], entry.get("samples")
+                stat_of = lambda k, entry=entry: _stats_of(entry, k)  # noqa: E731
             else:
                 value, bparams, samples = entry, [], None
+                stat_of = lambda k: None  # noqa: E731
+            if started_ms is None:
+                started_ms = started.get(name)
             combos = [list(c) for c in itertools.product(*bparams)] if bparams else [[]]
-            values = value if bparams else [value]
+            if bparams:
+                values = value
+            elif isinstance(value, list) and len(value) == 1:
+                values = value  # asv 0.4 writes a one-element list for a benchmark without parameters
+            else:
+                values = [value]
             if not isinstance(values, list) or len(values) != len(combos):
                 raise fail(
                     path,
                     f"key {where}.result",
-                    f"has {len(values) if isinstance(values, list) else 'no'} values for {len(combos)} parameter combinations",
-                    "give the results file asv wrote",
+                    f"benchmark {name}: has {len(values) if isinstance(values, list) else 'no'} values "
+                    f"for {len(combos)} parameter combinations",
+                    "asv writes one value per combination of the benchmark's params; give the results file asv wrote",
                 )
-            sample_lists = samples if bparams and isinstance(samples, list) else [samples]
+            sample_lists = (
+                samples
+                if isinstance(samples, list) and (bparams or (samples and isinstance(samples[0], list)))
+                else [samples]
+            )
+            observed = parse_date(started_ms, path, f"key {where} started_at") if started_ms else None
             for k, (combo, v) in enumerate(zip(combos, values)):
                 if isinstance(v, float) and math.isnan(v):
                     continue  # skipped by asv: no measurement was taken
@@ -122,31 +227,56 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                     "allocation": allocation,
                     "title": f"asv {metric}",
                 }
+                keys = {}
                 raw = sample_lists[k] if k < len(sample_lists) else None
+                stats = stat_of(k)
+                extra: dict[str, Any] = {}
                 if v is None:
                     data["outcome"] = "failed"
                     data["notes"] = "asv recorded no result: the benchmark failed"
-                elif not isinstance(v, (int, float)) or isinstance(v, bool):
+                elif not _number(v) or v < 0:
                     raise fail(
                         path,
-                        f"key {where}.result",
-                        f"is {v!r}, expected a number, null or NaN",
-                        "give the results file asv wrote",
+                        f"key {where}.result" + (f"[{k}]" if bparams or isinstance(value, list) else ""),
+                        f"benchmark {metric}: is {v!r}, expected a number, null or NaN",
+                        "asv writes a non-negative number, null (failed) or NaN (skipped); give the results file asv wrote",
                     )
                 elif isinstance(raw, list) and raw:
                     data["samples"] = raw
-                    data["extra"] = {"asv_result": v}
+                    keys["samples"] = f"{where}.samples" + (f"[{k}]" if len(sample_lists) > 1 else "")
+                    extra["asv_result"] = v
                 else:
                     data["median"] = v  # asv's result is the median of its repeats
-                extra = {
-                    **data.get("extra", {}),
-                    "format": FMT,
-                    "benchmark": name,
-                    "params": combo or None,
-                    "requirements": doc.get("requirements"),
-                    "env_name": doc.get("env_name"),
-                }
+                    if stats and _number(stats.get("q_25")) and _number(stats.get("q_75")):
+                        data["iqr"] = max(0.0, stats["q_75"] - stats["q_25"])
+                if stats and v is not None:
+                    extra["spread"] = {"method": "asv", **{s: x for s, x in stats.items() if x is not None}}
+                extra.update(
+                    {
+                        "format": FMT,
+                        "format_version": version,
+                        "benchmark": name,
+                        "params": combo or None,
+                        "param_names": (meta.get(name) or {}).get("param_names") if combo else None,
+                        "requirements": doc.get("requirements") or None,
+                        "env_name": doc.get("env_name"),
+                        "machine": {
+                            k2: v2
+                            for k2, v2 in params.items()
+                            if k2 in ("arch", "cpu", "machine", "num_cpu", "os", "ram")
+                        },
+                        "commit_date": commit_date,
+                    }
+                )
                 if name in meta:
                     extra["type"] = meta[name].get("type")
-                drafts.append(measurement_draft(path, data, extra, gaps, observed, source, handle))
+                when_gaps = (
+                    []
+                    if observed
+                    else ["started_at is missing: when asv ran the benchmark is unknown (date is the commit's date)"]
+                )
+                draft = measurement_draft(path, data, extra, gaps + when_gaps, observed, source, handle)
+                draft.label = f"benchmark {metric}"
+                draft.keys = keys
+                drafts.append(draft)
     return drafts

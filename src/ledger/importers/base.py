@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
 import importlib
 import json
+import os
+import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +36,10 @@ class Draft:
     line: int | None = None
     handle: str | None = None
     refs: dict[str, str | list[str]] = field(default_factory=dict)
+    #: What the file calls this result (a benchmark, a test suite), named in every problem.
+    label: str | None = None
+    #: Record field -> the key path in the file it came from, so a problem names the file's key.
+    keys: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -46,6 +55,12 @@ class ImportOptions:
     exit_code: int | None = None
     load_avg: list[float] = field(default_factory=list)
     command: str | None = None
+    #: The repository the files' commits belong to (URL or name); see `sources:` in ledger.yaml.
+    source_repo: str | None = None
+    #: Filled by the importers: files skipped, and what the user should know (printed by the command).
+    notes: list[str] = field(default_factory=list)
+    #: Filled by the importers: the repository a format's files name (asv.conf.json, a project name).
+    found_repo: str | None = None
 
 
 @dataclass
@@ -53,6 +68,9 @@ class ImportResult:
     fmt: str
     records: list[Envelope]
     written: bool
+    notes: list[str] = field(default_factory=list)
+    #: Repository -> commits of the records that do not resolve in the ledger's own source checkout.
+    foreign: dict[str, list[str]] = field(default_factory=dict)
 
 
 def fail(file: str | Path, where: str, message: str, fix: str) -> InputError:
@@ -62,19 +80,48 @@ def fail(file: str | Path, where: str, message: str, fix: str) -> InputError:
     )
 
 
-def read_text(path: Path) -> str:
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, decompressed when it is gzip (pyperf and pyperformance write `.json.gz`)."""
     try:
-        return path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise InputError("no such file", [Problem(str(path), "", "no such file", "check the path")]) from None
     except IsADirectoryError:
         raise InputError(
             "a folder", [Problem(str(path), "", "is a folder, not a file", "give the result file itself")]
         ) from None
+    if raw[:2] != GZIP_MAGIC:
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise fail(
+            path,
+            "",
+            f"is gzip but does not decompress: {exc}",
+            "give the .gz file the tool wrote, complete (`gzip -t FILE` checks it)",
+        ) from None
+
+
+def read_text(path: Path) -> str:
+    raw = read_bytes(path)
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        what = "its decompressed text" if path.read_bytes()[:2] == GZIP_MAGIC else "the file"
         raise InputError(
             "not UTF-8",
-            [Problem(str(path), f"byte {exc.start}", "is not UTF-8 text", "give the file the tool wrote, unchanged")],
+            [
+                Problem(
+                    str(path),
+                    f"byte {exc.start}",
+                    f"{what} is not UTF-8 text",
+                    "give the file the tool wrote, unchanged",
+                )
+            ],
         ) from None
 
 
@@ -168,19 +215,156 @@ def utc(dt: datetime) -> str:
     return dt.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def parse_date(value: Any, path: Path, where: str) -> str | None:
-    """A tool's date (ISO text, or epoch seconds/milliseconds) as UTC ISO text; naive means UTC."""
+#: Zone names that say UTC; any other trailing letters (IST, CET, PDT...) are an abbreviation
+#: whose offset the text does not determine (IST is India, Ireland or Israel).
+_UTC_NAMES = {"Z", "UTC", "GMT", "UT"}
+_TRAILING_ZONE = re.compile(r"^(?P<body>.*\d)\s*(?P<zone>[A-Za-z]{1,5})$")
+
+
+@dataclass
+class When:
+    """A time as a tool wrote it: the UTC instant when its zone is known, else the wall clock."""
+
+    observed_at: str | None  # UTC ISO text, only when the instant is known
+    measured_at: dict[str, Any] | None  # {"local": ..., "zone": "unknown" | abbreviation, "why": ...}
+
+
+def parse_time(value: Any, path: Path, where: str, *, naive: str, tool: str) -> When:
+    """A tool's time: epoch seconds or milliseconds, or text with or without a zone.
+
+    `naive` says what the tool's documentation or code makes a time without a zone:
+    "utc" (pytest-benchmark's `utcnow()`), or "local" (pyperf, pytest's and TestNG's
+    timestamps: the measuring machine's wall clock, zone not recorded). A local time is
+    kept as written with `zone: unknown` and never stored as UTC.
+    """
     if value is None or value == "":
-        return None
+        return When(None, None)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value <= 0:
+            return When(None, None)
         seconds = value / 1000.0 if value > 1e11 else float(value)
-        return utc(datetime.fromtimestamp(seconds, tz=UTC))
+        return When(utc(datetime.fromtimestamp(seconds, tz=UTC)), None)
+    if not isinstance(value, str):
+        raise fail(path, where, f"is {value!r}, expected a date", f"give the file {tool} wrote, unchanged")
+    text = value.strip()
+    zone = None
+    dt = None
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        match = _TRAILING_ZONE.match(text)
+        if match:
+            zone = match.group("zone").upper()
+            try:
+                dt = datetime.fromisoformat(match.group("body").strip())
+            except ValueError:
+                dt = None
+        if dt is None:
+            try:
+                dt = parsedate_to_datetime(text)  # "12 Aug 2023 07:42:36 GMT" (Java's toGMTString)
+                zone = None if dt.tzinfo is not None else zone
+            except (TypeError, ValueError, IndexError):
+                dt = None
+    if dt is None:
+        raise fail(path, where, f"{value!r} is not a date", f"give the file {tool} wrote, unchanged")
+    if dt.year <= 1:
+        # Go's zero time (gotestsum writes 0001-01-01T00:00:00Z): no time was recorded.
+        return When(None, {"as_written": text, "zone": "none", "why": "year 1 is Go's zero time: no time recorded"})
+    if dt.tzinfo is not None:
+        return When(utc(dt), None)
+    if zone in _UTC_NAMES:
+        return When(utc(dt.replace(tzinfo=UTC)), None)
+    if zone is not None:
+        return When(
+            None,
+            {
+                "local": dt.isoformat(),
+                "zone": f"unknown ({zone}: an abbreviation whose offset the file does not determine)",
+                "as_written": text,
+            },
+        )
+    if naive == "utc":
+        return When(utc(dt.replace(tzinfo=UTC)), None)
+    return When(
+        None,
+        {
+            "local": dt.isoformat(),
+            "zone": "unknown",
+            "why": f"{tool} writes the measuring machine's local time without its zone",
+        },
+    )
+
+
+def parse_date(value: Any, path: Path, where: str) -> str | None:
+    """A date with a known zone (epoch, or ISO text with an offset) as UTC ISO text; naive means UTC."""
+    return parse_time(value, path, where, naive="utc", tool="the tool").observed_at
+
+
+def place_time(data: dict[str, Any], when: When) -> None:
+    """Put a parsed time on a record: observed_at when the instant is known, else extra.measured_at."""
+    if when.observed_at:
+        data["observed_at"] = when.observed_at
+    elif when.measured_at:
+        data.setdefault("extra", {})["measured_at"] = when.measured_at
+
+
+# -- paths ----------------------------------------------------------------------------------
+
+_HOME = os.path.expanduser("~")
+
+
+def record_path(path: str | Path) -> str:
+    """A file's path as a record may hold it: relative to the working folder, never an
+    absolute path of the importing machine (outside the working folder: its last three parts)."""
+    p = Path(path)
+    if not p.is_absolute():
+        return p.as_posix()
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return "/".join(p.parts[-3:])
+
+
+def scrub_paths(value: Any) -> Any:
+    """Replace the importing machine's working folder and home folder in strings by `.` and `~`."""
+    cwd = os.getcwd()
     if isinstance(value, str):
-        try:
-            return utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
-        except ValueError:
-            pass
-    raise fail(path, where, f"{value!r} is not a date", "give the file the tool wrote, unchanged")
+        if cwd != "/" and cwd in value:
+            value = value.replace(cwd + os.sep, "./").replace(cwd, ".")
+        if _HOME not in ("", "/") and _HOME in value:
+            value = value.replace(_HOME, "~")
+        return value
+    if isinstance(value, dict):
+        return {k: scrub_paths(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_paths(v) for v in value]
+    return value
+
+
+# -- foreign provenance ------------------------------------------------------------------------
+
+
+def foreign_labels(ledger: Ledger, shas: list[str], options: ImportOptions, fmt: str) -> dict[str, str]:
+    """sha -> the repository it belongs to, for imported commits that are not the ledger's own.
+
+    A commit that resolves in the ledger's source checkout (config `source`) is the ledger's
+    own and gets no label. Any other belongs to the repository given with --source-repo, or
+    the one the files name, or `unknown:FORMAT`; `source.repo` records it, and `ledger check`
+    verifies it against `sources:` in ledger.yaml or reports it, once, as unverifiable.
+    """
+    from ..git import Git
+
+    shas = sorted(set(shas))
+    if not shas:
+        return {}
+    if options.source_repo:
+        return {sha: options.source_repo for sha in shas}
+    resolved: dict[str, str | None] = {}
+    own = Git((ledger.root / ledger.config.source).resolve())
+    if own.is_repo():
+        resolved = own.resolve_commits(shas)
+    label = options.found_repo or f"unknown:{fmt}"
+    return {sha: label for sha in shas if not resolved.get(sha)}
 
 
 def import_files(
@@ -213,13 +397,23 @@ def import_files(
         )
     if options.contract:
         options.contract = ledger.resolve_id(options.contract)
-    records = _build(ledger, drafts, options)
+    shas = [d.data["source"]["sha"] for d in drafts if isinstance(d.data.get("source"), dict)]
+    if options.source_sha:
+        shas.append(options.source_sha.strip().lower())
+    labels = foreign_labels(ledger, shas, options, fmt)
+    records = _build(ledger, drafts, options, labels)
     if not dry_run:
         ledger.write([seal_record(r) for r in records])
-    return ImportResult(fmt, records, written=not dry_run)
+    foreign: dict[str, list[str]] = {}
+    for r in records:
+        if r.source is not None and r.source.repo and r.source.sha in labels:
+            foreign.setdefault(r.source.repo, [])
+            if r.source.sha not in foreign[r.source.repo]:
+                foreign[r.source.repo].append(r.source.sha)
+    return ImportResult(fmt, records, written=not dry_run, notes=list(options.notes), foreign=foreign)
 
 
-def _build(ledger: Ledger, drafts: list[Draft], options: ImportOptions) -> list[Envelope]:
+def _build(ledger: Ledger, drafts: list[Draft], options: ImportOptions, labels: dict[str, str]) -> list[Envelope]:
     created = datetime.now(UTC)
     ids: dict[str, str] = {}
     records: list[Envelope | None] = [None] * len(drafts)
@@ -233,12 +427,12 @@ def _build(ledger: Ledger, drafts: list[Draft], options: ImportOptions) -> list[
             raise RuntimeError("importer drafts refer to each other in a cycle")  # a bug, not bad input
         for i in ready:
             draft = drafts[i]
-            data = _finish(draft, ids, options)
+            data = _finish(draft, ids, options, labels)
             item = Item(data, draft.file, draft.line)
             try:
                 record = prepare(ledger, draft.kind, [item], Stamping(no_source=True), now=created)[0]
             except InputError as exc:
-                problems.extend(exc.problems)
+                problems.extend(_in_file_terms(draft, p) for p in exc.problems)
                 record = None
             records[i], items[i] = record, item
             if record is not None and draft.handle:
@@ -247,6 +441,7 @@ def _build(ledger: Ledger, drafts: list[Draft], options: ImportOptions) -> list[
                 ids[draft.handle] = "0" * 26  # placeholder so dependants still report their own problems
         pending = [i for i in pending if i not in ready]
     if problems:
+        problems = list(dict.fromkeys(problems))  # one problem once, however many drafts share it
         raise InputError(f"{len(problems)} problem(s); nothing was written", problems)
     final = [r for r in records if r is not None]
     check_references(ledger, final, [it for it in items if it is not None])
@@ -257,7 +452,22 @@ def _handles_known(value: str | list[str], ids: dict[str, str]) -> bool:
     return all(h in ids for h in ([value] if isinstance(value, str) else value))
 
 
-def _finish(draft: Draft, ids: dict[str, str], options: ImportOptions) -> dict[str, Any]:
+_FIELD_RE = re.compile(r"(?:field )?(?P<field>[A-Za-z_]+)(?P<rest>(?:\[\d+\]|\.[A-Za-z_]+)*)")
+
+
+def _in_file_terms(draft: Draft, problem: Problem) -> Problem:
+    """A record-level problem restated in the file's terms: its key path and the result's name."""
+    where = problem.where
+    match = _FIELD_RE.fullmatch(where.strip()) if where else None
+    if match and match.group("field") in draft.keys:
+        where = f"key {draft.keys[match.group('field')]}{match.group('rest')}"
+    elif draft.line and not where.startswith("line"):
+        where = f"line {draft.line}" + (f", {where}" if where else "")
+    message = f"{draft.label}: {problem.message}" if draft.label else problem.message
+    return Problem(draft.file, where, message, problem.fix or "give the file the tool wrote, unchanged")
+
+
+def _finish(draft: Draft, ids: dict[str, str], options: ImportOptions, labels: dict[str, str]) -> dict[str, Any]:
     data = json.loads(json.dumps(draft.data))  # a private copy: drafts stay as parsed
     for dotted, handle in draft.refs.items():
         target = data
@@ -270,6 +480,12 @@ def _finish(draft: Draft, ids: dict[str, str], options: ImportOptions) -> dict[s
         gaps = data.get("extra", {}).get("provenance_gaps")
         if gaps:
             data["extra"]["provenance_gaps"] = [g + " (filled from --source-sha)" for g in gaps]
+    source = data.get("source")
+    if isinstance(source, dict) and str(source.get("sha", "")).strip().lower() in labels:
+        source["repo"] = labels[str(source["sha"]).strip().lower()]
+    if draft.kind in ("measurement", "gate") and isinstance(data.get("extra", {}), dict):
+        data.setdefault("extra", {})["imported_from"] = record_path(draft.file)
+    data = scrub_paths(data)
     alloc = data.get("allocation")
     if isinstance(alloc, dict):
         if options.allocation:

@@ -1,4 +1,4 @@
-"""hyperfine JSON (`hyperfine --export-json FILE`).
+"""hyperfine JSON (`hyperfine --export-json FILE`), with `exit_codes` (1.12 on) or without.
 
 One measurement per command, its `times` as raw samples. hyperfine records neither the
 commit nor the machine nor the date: those are provenance gaps unless given on the
@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, fail, need, read_json
+from .base import Draft, ImportOptions, fail, need, read_bytes, read_json
 
 FMT = "hyperfine"
 
@@ -22,7 +22,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     for path in paths:
         doc = read_json(path, FMT)
         results = need(doc, "results", list, path, "", FMT)
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        digest = hashlib.sha256(read_bytes(path)).hexdigest()[:12]
         allocation = {"id": f"hyperfine-{digest}", "scheduler": "local"}
         for i, result in enumerate(results):
             where = f"results[{i}]"
@@ -33,13 +33,21 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                     raise fail(
                         path,
                         f"key {where}.times[{j}]",
-                        f"is {t!r}, expected seconds",
+                        f"command {command!r}: is {t!r}, expected seconds",
                         "give the JSON hyperfine --export-json wrote",
                     )
             codes = result.get("exit_codes") or []
             failed = [c for c in codes if c not in (0, None)]
             extra: dict[str, Any] = {
                 "format": FMT,
+                "spread": {
+                    "method": "hyperfine",
+                    **{
+                        k: result[k]
+                        for k in ("mean", "stddev", "min", "max")
+                        if isinstance(result.get(k), (int, float))
+                    },
+                },
                 "mean": result.get("mean"),
                 "stddev": result.get("stddev"),
                 "user": result.get("user"),
@@ -68,5 +76,14 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             else:
                 data["samples"] = times
             data["extra"] = {k: v for k, v in extra.items() if v is not None}
-            drafts.append(Draft("measurement", data, str(path), None))
+            drafts.append(
+                Draft(
+                    "measurement",
+                    data,
+                    str(path),
+                    None,
+                    label=f"command {command!r}",
+                    keys={"samples": f"{where}.times"},
+                )
+            )
     return drafts

@@ -1,10 +1,22 @@
-"""Gate records from JUnit XML (pytest `--junitxml`, `ctest --output-junit`, and others).
+"""Gate records from JUnit XML: pytest `--junitxml`, Maven Surefire, TestNG's junitreports,
+jest-junit, go-junit-report and gotestsum, `ctest --output-junit`, and others.
 
 Counts come from the test cases themselves, not from the suite's summary attributes,
 so a report whose totals disagree with its cases cannot overstate what ran. A run that
 executed no test is outcome `no-tests`, never `pass`. The exit code and the machine's
 load are not in the XML: give them with `--exit-code` and `--load`, or run the tests
 through `ledger gate run`, which records both.
+
+Times: a timestamp with an offset or `Z`/`UTC`/`GMT` is an instant; one without a zone
+(pytest, Surefire, jest-junit) or with an abbreviation such as TestNG's `IST` is the
+measuring machine's wall clock, kept as written with `zone: unknown`, never stored as
+UTC. gotestsum's `0001-01-01T00:00:00Z` is Go's zero time: no time was recorded.
+
+Files TestNG writes beside its reports are skipped with a note when given among report
+files (a glob): `testng-results.xml` (TestNG's own format, the same tests as its
+junitreports) and `testng-failed.xml` (a suite for rerunning failures, not results).
+Surefire's `flakyFailure` (a test that failed, then passed on a rerun) counts as passed
+and is named in `extra.flaky_names`.
 """
 
 from __future__ import annotations
@@ -13,7 +25,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, fail, parse_date, read_text
+from .base import Draft, ImportOptions, fail, parse_time, read_text, record_path
 
 FMT = "JUnit XML"
 
@@ -59,11 +71,23 @@ def gate_fields(
     }
 
 
+#: Root elements of files TestNG writes beside its JUnit reports, and what they are.
+_NOT_REPORTS = {
+    "testng-results": "TestNG's own results format; the same tests are in its junitreports/TEST-*.xml",
+    "suite": "a TestNG suite definition (testng-failed.xml reruns the failures), not results",
+}
+
+
 def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
-    return [parse_one(path, options) for path in paths]
+    drafts = []
+    for path in paths:
+        draft = parse_one(path, options, among_others=len(paths) > 1)
+        if draft is not None:
+            drafts.append(draft)
+    return drafts
 
 
-def parse_one(path: Path, options: ImportOptions) -> Draft:
+def parse_one(path: Path, options: ImportOptions, *, among_others: bool = False) -> Draft | None:
     text = read_text(path)
     try:
         root = ET.fromstring(text)
@@ -79,6 +103,16 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
         suites = root.findall("testsuite")
     elif root.tag == "testsuite":
         suites = [root]
+    elif root.tag in _NOT_REPORTS and among_others:
+        options.notes.append(f"skipped {record_path(path)}: {_NOT_REPORTS[root.tag]}")
+        return None
+    elif root.tag in _NOT_REPORTS:
+        raise fail(
+            path,
+            "line 1",
+            f"root element is <{root.tag}>: {_NOT_REPORTS[root.tag]}",
+            "give the JUnit XML reports (TestNG: test-output/junitreports/TEST-*.xml)",
+        )
     else:
         raise fail(
             path,
@@ -92,12 +126,24 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
     duration = 0.0
     hosts: set[str] = set()
     stamps: list[str] = []
+    local: list[dict] = []
+    flaky: list[str] = []
     for s, suite in enumerate(suites):
         host = suite.get("hostname")
         if host:
             hosts.add(host)
         if suite.get("timestamp"):
-            stamps.append(parse_date(suite.get("timestamp"), path, f"testsuite[{s}] attribute timestamp") or "")
+            when = parse_time(
+                suite.get("timestamp"),
+                path,
+                f"testsuite[{s}] attribute timestamp",
+                naive="local",
+                tool="the test runner",
+            )
+            if when.observed_at:
+                stamps.append(when.observed_at)
+            elif when.measured_at:
+                local.append(when.measured_at)
         try:
             duration += float(suite.get("time") or 0)
         except ValueError:
@@ -121,6 +167,8 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
                 skipped_names.append(name)
             else:
                 passed += 1
+                if case.find("flakyFailure") is not None or case.find("flakyError") is not None:
+                    flaky.append(name)
     executed = passed + failed + errors
     gaps = ["JUnit XML records no commit"] if not options.source_sha else []
     if options.exit_code is None:
@@ -142,12 +190,23 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
     )
     if hosts or stamps:
         data["allocation"] = {
-            "id": f"junit-{'-'.join(sorted(hosts)) or 'unknown-host'}-{min(stamps) if stamps else path.name}",
+            "id": f"junit-{'-'.join(sorted(hosts)) or 'unknown-host'}-"
+            + (
+                min(stamps)
+                if stamps
+                else str(local[0].get("local") or local[0].get("as_written"))
+                if local
+                else path.name
+            ),
             "scheduler": "local",
             "hosts": sorted(hosts),
         }
     if stamps:
         data["observed_at"] = min(stamps)
+    elif local:
+        data.setdefault("extra", {})["measured_at"] = min(local, key=lambda m: str(m.get("local", "")))
+    if flaky:
+        data.setdefault("extra", {})["flaky_names"] = flaky
     data["title"] = (
         f"{path.name}: {executed} executed, {passed} passed, {failed} failed, {errors} errors, {skipped} skipped"
     )

@@ -1,11 +1,19 @@
-"""MLPerf Training result logs (`:::MLLOG` lines) and system description JSON.
+"""MLPerf Training result logs and system descriptions, and MLPerf Inference summaries.
 
-One measurement per result log: time to train from `run_start` to `run_stop` (minutes,
-as MLPerf reports it), throughput from `tracked_stats`, submission metadata, and the
-system description (inline `:::SYSJSON`, a `.json` given beside the logs, or the
-submission tree's `systems/SYSTEM.json`) as an environment record. Logs of one
-benchmark on one system imported together also get a result-set record summarized
-with MLPerf's olympic average: the fastest and the slowest run are dropped.
+Training logs of every round: `:::MLLOG {json}` lines (v0.7 on) and the older
+`:::MLL <seconds> key: {json}` lines (v0.6). One measurement per result log: time to
+train from `run_start` to `run_stop` (minutes, as MLPerf reports it), throughput from
+`tracked_stats`, submission metadata, and the system description (inline `:::SYSJSON`,
+a `.json` given beside the logs, or the submission tree's `systems/SYSTEM.json`) as an
+environment record. The metric names the benchmark (`ssd/time_to_train`), so results of
+different benchmarks never compare. Logs of one benchmark on one system imported
+together also get a result-set record whose headline is MLPerf's score, the olympic
+average (`statistic: olympic-average`): its samples are the runs kept, the fastest and
+the slowest are dropped and named. Its time is the first run's `run_start`.
+
+An inference `mlperf_log_summary.txt` (LoadGen) gives one measurement: the scenario's
+result (samples per second for Offline and Server, the latency percentile for
+SingleStream and MultiStream), its latency percentiles, and VALID/INVALID.
 """
 
 from __future__ import annotations
@@ -17,12 +25,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, fail, parse_date, read_json, read_text, source_from_commit
+from ..errors import InputError
+from .base import Draft, ImportOptions, fail, parse_date, read_json, read_text, record_path, source_from_commit
 
 FMT = "MLPerf"
 # A tag at the start of a line, after an optional SLURM `srun -l` rank prefix ("0: ").
 # A bash trace such as `+ echo ':::SYSJSON ...'` does not start with the tag and is skipped.
 _TAG_RE = re.compile(r"^(?:\d+:\s?)?:::(MLLOG|SYSJSON|GITCOMMITID)(?:[ \t](.*))?$")
+# MLPerf v0.6 (mlperf_compliance 0.6): `:::MLL 1558570838.588 run_start: {"value": null, "metadata": {...}}`.
+_MLL_RE = re.compile(r"^(?:\d+:\s?)?:::MLL\s+(?P<time>\S+)\s+(?P<key>[A-Za-z0-9_.]+):\s?(?P<payload>.*)$")
 _PLACEHOLDER_RE = re.compile(r"PLACEHOLDER|UNKNOWN_MLPERF", re.IGNORECASE)
 _SUBMISSION_KEYS = (
     "submission_benchmark",
@@ -49,12 +60,18 @@ class Log:
         self.sysjson: tuple[int, dict[str, Any]] | None = None
         self.commit_line: tuple[int, str] | None = None
         self.mllog_lines = 0
+        self.old_format = False  # v0.6 `:::MLL` lines
 
 
 def read_log(path: Path) -> Log:
     log = Log(path)
     for lineno, raw in enumerate(read_text(path).splitlines(), start=1):
-        match = _TAG_RE.match(raw.rstrip("\r"))
+        line = raw.rstrip("\r")
+        old = _MLL_RE.match(line)
+        if old is not None:
+            _read_mll(log, path, lineno, old)
+            continue
+        match = _TAG_RE.match(line)
         if not match:
             continue
         tag, rest = match.group(1), (match.group(2) or "").strip()
@@ -103,7 +120,12 @@ def read_log(path: Path) -> Log:
         else:
             log.events.setdefault(str(payload["key"]), (lineno, payload))
     if log.mllog_lines == 0:
-        raise fail(path, "line 1", "holds no :::MLLOG line", "give an MLPerf result log (result_N.txt)")
+        raise fail(
+            path,
+            "line 1",
+            "holds no :::MLLOG or :::MLL line",
+            "give an MLPerf training result log (result_N.txt), or an inference mlperf_log_summary.txt",
+        )
     if "run_start" not in log.events:
         raise fail(
             path,
@@ -112,6 +134,26 @@ def read_log(path: Path) -> Log:
             "time to train needs run_start; give a complete result log",
         )
     return log
+
+
+def _read_mll(log: Log, path: Path, lineno: int, match: re.Match) -> None:
+    """One v0.6 `:::MLL <seconds> key: {...}` line, as the MLLOG event it became in v0.7."""
+    try:
+        seconds = float(match.group("time"))
+        payload = json.loads(match.group("payload"))
+    except ValueError as exc:
+        raise fail(
+            path,
+            f"line {lineno}",
+            f":::MLL line does not parse: {exc}",
+            "an :::MLL line is `:::MLL <seconds> <key>: {json}`; give the result log as the benchmark wrote it",
+        ) from None
+    if not isinstance(payload, dict):
+        payload = {"value": payload}
+    log.mllog_lines += 1
+    log.old_format = True
+    event = {"key": match.group("key"), "time_ms": seconds * 1000.0, **payload}
+    log.events.setdefault(event["key"], (lineno, event))
 
 
 def _value(log: Log, key: str) -> Any:
@@ -194,14 +236,16 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                 "a .json beside MLPerf logs must be the system description (systems/SYSTEM.json)",
             )
         given_system = (path, data)
-    if not logs:
+    summaries = [p for p in logs if p.name.startswith("mlperf_log_summary") or _is_summary(p)]
+    logs = [p for p in logs if p not in summaries]
+    if not logs and not summaries:
         raise fail(
             paths[0], "", "no result log given", "give result_N.txt files (and optionally the system description JSON)"
         )
 
-    drafts: list[Draft] = []
+    drafts: list[Draft] = [inference_draft(p) for p in summaries]
     env_handles: dict[str, str] = {}
-    groups: dict[tuple, list[tuple[str, float | None, str]]] = defaultdict(list)
+    groups: dict[tuple, list[tuple[str, float | None, str, str | None]]] = defaultdict(list)
     for n, path in enumerate(logs):
         log = read_log(path)
         start_line, start = log.events["run_start"]
@@ -229,7 +273,17 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         elif given_system is not None:
             sys_file, system = str(given_system[0]), given_system[1]
         elif (found := _system_file_for(path)) is not None:
-            data = read_json(found, "MLPerf system description")
+            try:
+                data = read_json(found, "MLPerf system description")
+            except InputError as exc:
+                # Found by the submission layout, not given: a description that is not JSON (NVIDIA's
+                # v0.6 systems/*.json hold :::MLL-style lines) is reported, not fatal.
+                reason = exc.problems[0].message if exc.problems else str(exc)
+                note = f"{record_path(found)} was not used: {reason}"
+                if note not in options.notes:
+                    options.notes.append(note)
+                gaps.append(f"system description {record_path(found)} is not JSON ({reason})")
+                data = None
             if isinstance(data, dict):
                 sys_file, system = str(found), data
         if system is not None:
@@ -282,19 +336,23 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         }
         if system is not None:
             extra["system"] = system
-            extra["system_file"] = sys_file
+            extra["system_file"] = record_path(sys_file)
         if throughputs:
             extra["tracked_throughput"] = throughputs
         if gaps:
             extra["provenance_gaps"] = gaps
+        benchmark = submission.get("benchmark") or path.parent.name
         data: dict[str, Any] = {
-            "metric": "time_to_train",
+            # The benchmark is part of the metric: a GPT-3 time never compares with a ResNet one.
+            "metric": f"{benchmark}/time_to_train",
             "unit": "min",
             "lower_is_better": True,
             "observed_at": observed_at,
             "allocation": allocation,
             "extra": extra,
         }
+        extra["benchmark"] = benchmark
+        extra["log_format"] = ":::MLL (v0.6)" if log.old_format else ":::MLLOG"
         if source:
             data["source"] = source
         if throughputs:
@@ -304,7 +362,6 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         gbs = _value(log, "global_batch_size")
         if isinstance(gbs, int) and gbs > 0:
             data["global_batch"] = gbs
-        benchmark = submission.get("benchmark") or path.parent.name
         ttt: float | None = None
         if stop is None:
             data["outcome"] = "failed"
@@ -328,12 +385,12 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             f"time to train {ttt:.3f} min" if ttt is not None else f"{data['outcome']} ({status or 'no run_stop'})"
         )
         handle = f"run{n}"
-        draft = Draft("measurement", data, str(path), start_line, handle=handle)
+        draft = Draft("measurement", data, str(path), start_line, handle=handle, label=f"{benchmark} run {path.name}")
         if env_handle:
             draft.refs["environment"] = env_handle
         drafts.append(draft)
         groups[(benchmark, submission.get("org"), system_name, submission.get("division"))].append(
-            (handle, ttt, str(path))
+            (handle, ttt, str(path), observed_at)
         )
 
     for (benchmark, org, system_name, division), runs in groups.items():
@@ -344,40 +401,63 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
 
 
 def _set_draft(
-    benchmark: str, org: Any, system_name: str, division: Any, runs: list[tuple[str, float | None, str]]
+    benchmark: str, org: Any, system_name: str, division: Any, runs: list[tuple[str, float | None, str, str | None]]
 ) -> Draft:
-    ok = [(h, v, f) for h, v, f in runs if v is not None]
-    failed = len(runs) - len(ok)
+    ok = [(h, v, f) for h, v, f, _ in runs if v is not None]
+    failed = [(h, f) for h, v, f, _ in runs if v is None]
     values = [v for _, v, _ in ok]
+    starts = sorted(t for *_, t in runs if t)
     extra: dict[str, Any] = {
         "format": "mlperf",
         "result_set": True,
-        "runs_total": len(runs),
-        "runs_failed": failed,
         "benchmark": benchmark,
+        "runs_total": len(runs),
+        "runs_failed": len(failed),
         "org": org,
         "division": division,
+        "system": system_name,
     }
     data: dict[str, Any] = {
-        "metric": "time_to_train",
+        "metric": f"{benchmark}/time_to_train",
         "unit": "min",
         "lower_is_better": True,
         "allocation": None,
         "extra": extra,
     }
+    if starts:
+        data["observed_at"] = starts[0]  # the first run's run_start, from the logs
+    refs: dict[str, str | list[str]] = {"extra.runs": [h for h, *_ in runs]}
     try:
-        avg, dropped = olympic_average(values, failed)
+        avg, dropped = olympic_average(values, len(failed))
     except ValueError as exc:
         data["outcome"] = "failed"
         data["notes"] = f"no olympic average: {exc}"
         data["title"] = f"MLPerf {benchmark} on {system_name}: result set of {len(runs)} runs, {exc}"
     else:
-        data["samples"] = values
+        order = sorted(range(len(values)), key=lambda i: values[i])
+        kept = [i for i in range(len(ok)) if i not in dropped]
+        data["statistic"] = "olympic-average"
+        data["samples"] = [values[i] for i in kept]
         extra["olympic_average"] = avg
-        extra["dropped"] = [ok[i][2] for i in dropped] + ([f"{failed} run(s) that did not converge"] if failed else [])
-        data["title"] = f"MLPerf {benchmark} on {system_name}: olympic average {avg:.3f} min over {len(runs)} runs"
+        extra["dropped"] = [
+            {
+                "file": Path(ok[i][2]).name,
+                "time_to_train_min": values[i],
+                "why": "fastest" if i == order[0] else "slowest",
+            }
+            for i in dropped
+        ] + [{"file": Path(f).name, "why": "did not converge (counts as the slowest)"} for _, f in failed]
+        refs["extra.kept_runs"] = [ok[i][0] for i in kept]
+        refs["extra.dropped_runs"] = [ok[i][0] for i in dropped] + [h for h, _ in failed]
+        names = ", ".join(d["file"] + " (" + d["why"] + ")" for d in extra["dropped"])
+        data["title"] = (
+            f"MLPerf {benchmark} on {system_name}: olympic average {avg:.3f} min "
+            f"({len(kept)} of {len(runs)} runs; dropped {names})"
+        )
         data["notes"] = (
-            "Result set: samples are the runs' times to train; the result is extra.olympic_average (fastest and slowest dropped). Runs are separate allocations."
+            "Result set: the headline is MLPerf's olympic average, the mean of the samples (the runs kept); "
+            "the fastest and the slowest runs are dropped (a run that did not converge counts as the slowest). "
+            "Runs are separate allocations."
         )
     return Draft(
         "measurement",
@@ -385,5 +465,118 @@ def _set_draft(
         runs[0][2],
         None,
         handle=f"set-{benchmark}-{system_name}",
-        refs={"extra.runs": [h for h, _, _ in runs]},
+        refs=refs,
+        label=f"{benchmark} result set on {system_name}",
     )
+
+
+# -- inference ---------------------------------------------------------------------------------
+
+_SUMMARY_LINE = re.compile(r"^(?P<key>[^:=]+?)\s*:\s*(?P<value>.*)$")
+#: Scenario -> (summary key of its result, metric suffix, unit, lower is better).
+_SCENARIO_RESULT = {
+    "offline": ("samples per second", "samples_per_second", "samples/s", False),
+    "server": ("scheduled samples per second", "scheduled_samples_per_second", "samples/s", False),
+    "singlestream": ("90th percentile latency (ns)", "p90_latency", "ns", True),
+    "multistream": ("samples per query", "samples_per_query", "samples", False),
+}
+
+
+def _is_summary(path: Path) -> bool:
+    try:
+        head = read_text(path)[:400]
+    except InputError:
+        return False
+    return "MLPerf Results Summary" in head
+
+
+def inference_draft(path: Path) -> Draft:
+    """One measurement from LoadGen's `mlperf_log_summary.txt`."""
+    fields: dict[str, tuple[int, str]] = {}
+    for lineno, line in enumerate(read_text(path).splitlines(), start=1):
+        m = _SUMMARY_LINE.match(line.strip())
+        if m and not line.startswith("="):
+            fields.setdefault(m.group("key").strip().lower(), (lineno, m.group("value").strip()))
+    if "scenario" not in fields:
+        raise fail(path, "line 1", "no `Scenario :` line", "give LoadGen's mlperf_log_summary.txt, unchanged")
+    scenario = fields["scenario"][1]
+    spec = _SCENARIO_RESULT.get(scenario.replace(" ", "").lower())
+    if spec is None:
+        raise fail(
+            path,
+            f"line {fields['scenario'][0]}",
+            f"scenario {scenario!r} is not Offline, Server, SingleStream or MultiStream",
+            "give LoadGen's mlperf_log_summary.txt of one of those scenarios",
+        )
+    key, suffix, unit, lower = spec
+    if scenario.lower() == "multistream" and key not in fields:
+        key, suffix, unit, lower = "99th percentile latency (ns)", "p99_latency", "ns", True
+    if key not in fields:
+        raise fail(
+            path,
+            "",
+            f"no `{key}` line for scenario {scenario}",
+            "LoadGen writes it in the summary's first section; give the summary unchanged",
+        )
+    line, text = fields[key]
+    try:
+        value = float(text)
+    except ValueError:
+        raise fail(
+            path, f"line {line}", f"{key} is {text!r}, expected a number", "give the summary unchanged"
+        ) from None
+    # .../BENCHMARK/SCENARIO/performance/run_1/mlperf_log_summary.txt in a submission tree.
+    parts = path.parts
+    benchmark = parts[-5] if len(parts) >= 5 and parts[-4].lower() == scenario.lower() else "inference"
+    system = parts[-6] if len(parts) >= 6 and benchmark != "inference" else None
+    validity = fields.get("result is", (None, "unknown"))[1]
+    latencies = {
+        k.replace(" latency (ns)", "").replace(" ", "_"): float(v)
+        for k, (_, v) in fields.items()
+        if k.endswith("latency (ns)") and v.replace(".", "", 1).isdigit()
+    }
+    gaps = [
+        "mlperf_log_summary.txt records no commit",
+        "mlperf_log_summary.txt records no date (mlperf_log_detail.txt's test_datetime has it)",
+    ]
+    data: dict[str, Any] = {
+        "metric": f"{benchmark}/{scenario}/{suffix}",
+        "unit": unit,
+        "lower_is_better": lower,
+        "median": value,
+        "allocation": None,
+        "title": f"MLPerf inference {benchmark} {scenario}"
+        + (f" on {system}" if system else "")
+        + f": {text} {unit} ({validity})",
+        "extra": {
+            "format": "mlperf-inference",
+            "benchmark": benchmark,
+            "scenario": scenario,
+            "system": system,
+            "sut_name": fields.get("sut name", (None, None))[1],
+            "mode": fields.get("mode", (None, None))[1],
+            "validity": validity,
+            "latency_ns": latencies,
+            "spread": {"method": "mlperf-loadgen", "one_value": True},
+            "provenance_gaps": gaps,
+        },
+    }
+    detail = path.with_name("mlperf_log_detail.txt")
+    if detail.is_file():
+        for raw in read_text(detail).splitlines():
+            if '"test_datetime"' in raw:
+                try:
+                    event = json.loads(raw.split(":::MLLOG", 1)[1])
+                    when = parse_date(event.get("value"), detail, "key test_datetime")
+                except (ValueError, IndexError, InputError):
+                    when = None
+                if when:
+                    data["observed_at"] = when
+                    gaps.pop()
+                break
+    if validity.upper() != "VALID":
+        data["outcome"] = "failed"
+        data["notes"] = f"LoadGen judged the run {validity}: its result does not stand"
+        data.pop("median")
+    data["extra"] = {k: v for k, v in data["extra"].items() if v is not None}
+    return Draft("measurement", data, str(path), line, label=f"{benchmark} {scenario}")

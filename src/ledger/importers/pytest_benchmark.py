@@ -1,8 +1,12 @@
-"""pytest-benchmark JSON (`--benchmark-json` or `--benchmark-autosave` storage files).
+"""pytest-benchmark JSON (`--benchmark-json` or `--benchmark-autosave` storage files),
+from pytest-benchmark 2.5 (2015) to 5.x, plain or gzip-compressed.
 
 One measurement per benchmark. Raw round times are imported as samples when the file
-has them (`--benchmark-save-data`); otherwise the file's own min/median/max/IQR are kept
-and `ledger compare` says no significance test is possible without raw samples.
+has them (`--benchmark-save-data`) and they are all the rounds (`len(data) == rounds`);
+otherwise the file's own min/median/max/IQR are kept, with the quartiles, standard
+deviation, rounds and iterations in `extra.spread`, and `ledger compare` says no
+significance test is possible without raw samples. `datetime` without a zone is UTC:
+pytest-benchmark writes `utcnow()` there (5.x adds `+00:00`).
 """
 
 from __future__ import annotations
@@ -11,7 +15,17 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, measurement_draft, need, parse_date, read_json, source_from_commit
+from .base import (
+    Draft,
+    ImportOptions,
+    fail,
+    measurement_draft,
+    need,
+    parse_time,
+    read_bytes,
+    read_json,
+    source_from_commit,
+)
 
 FMT = "pytest-benchmark"
 
@@ -26,11 +40,13 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         source, gaps = source_from_commit(commit.get("id"), dirty=bool(commit.get("dirty")), what="commit_info.id")
         if source and source.get("dirty"):
             gaps.append("commit_info.dirty is true: the run had uncommitted changes whose diff is unknown")
-        observed = parse_date(doc.get("datetime"), path, "key datetime")
+        if options.found_repo is None and isinstance(commit.get("project"), str) and commit["project"]:
+            options.found_repo = commit["project"]
+        observed = parse_time(doc.get("datetime"), path, "key datetime", naive="utc", tool=FMT).observed_at
         if observed is None:
             gaps.append("datetime is missing: when the run happened is unknown")
         node = str(machine.get("node") or "unknown-host")
-        stamp = doc.get("datetime") or hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        stamp = doc.get("datetime") or hashlib.sha256(read_bytes(path)).hexdigest()[:12]
         # One saved run is one allocation: the file does not say which boot of the host it ran on.
         allocation = {"id": f"pytest-benchmark-{node}-{stamp}", "scheduler": "local", "hosts": [node]}
         cpu = machine.get("cpu") if isinstance(machine.get("cpu"), dict) else {}
@@ -68,6 +84,24 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                 "allocation": allocation,
             }
             raw = stats.get("data")
+            rounds = stats.get("rounds")
+            extra_notes: list[str] = []
+            if isinstance(raw, list):
+                for k, v in enumerate(raw):
+                    if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+                        raise fail(
+                            path,
+                            f"key {where}.stats.data[{k}]",
+                            f"benchmark {name}: is {v!r}, expected a round's time in seconds",
+                            "pytest-benchmark writes each round as a non-negative number of seconds; "
+                            "give the file it wrote",
+                        )
+            if isinstance(raw, list) and raw and isinstance(rounds, int) and len(raw) != rounds:
+                extra_notes.append(
+                    f"stats.data holds {len(raw)} values but stats.rounds is {rounds}: the data was cut, "
+                    "so the summary of all rounds is kept and the data is not used as samples"
+                )
+                raw = None
             if isinstance(raw, list) and raw:
                 data["samples"] = raw
             else:
@@ -77,8 +111,15 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                     data["iqr"] = stats["iqr"]
                 if isinstance(stats.get("rounds"), int):
                     data["n"] = stats["rounds"]
+            spread = {
+                k: stats.get(k)
+                for k in ("q1", "q3", "iqr", "stddev", "mean", "rounds", "iterations")
+                if isinstance(stats.get(k), (int, float))
+            }
             extra: dict[str, Any] = {
                 "format": FMT,
+                "spread": {"method": "pytest-benchmark", **spread} if spread else None,
+                "data_note": "; ".join(extra_notes) or None,
                 "version": doc.get("version"),
                 "group": bench.get("group"),
                 "stats": {k: v for k, v in stats.items() if k != "data"},
@@ -88,5 +129,11 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                 if bench.get(key):
                     extra[key] = bench[key]
             data["title"] = f"pytest-benchmark {name}"
-            drafts.append(measurement_draft(path, data, extra, gaps, observed, source, handle))
+            draft = measurement_draft(path, data, extra, gaps, observed, source, handle)
+            draft.label = f"benchmark {name}"
+            draft.keys = {
+                k: f"{where}.stats.{'data' if k == 'samples' else k}"
+                for k in ("samples", "median", "min", "max", "iqr", "n")
+            }
+            drafts.append(draft)
     return drafts
