@@ -59,7 +59,10 @@ IMPORTS = [
     ("asv", [str(p.relative_to(DATA)) for p in sorted((ASV_DJANGO / "ubuntu-22.04").glob("*.json"))]),
     ("asv", [str(p.relative_to(DATA)) for p in sorted((DATA / "asv/metpy-benchmark/results").rglob("*.json"))]),
     ("hyperfine", ["hyperfine/1brc/hyperfine.json", "hyperfine/dandavison-misc/hyperfine.json"]),
-    ("pytest-benchmark", [str(p.relative_to(DATA)) for p in sorted((DATA / "pytest-benchmark").glob("pytest-benchmark-*/*.json"))]),
+    (
+        "pytest-benchmark",
+        [str(p.relative_to(DATA)) for p in sorted((DATA / "pytest-benchmark").glob("pytest-benchmark-*/*.json"))],
+    ),
     ("mlperf", [str(p.relative_to(DATA)) for p in sorted(V06.glob("NVIDIA/results/*/ssd/result_*.txt"))]),
     ("mlperf", [str(p.relative_to(DATA)) for p in sorted(V06.glob("Google/results/tpu-v3-32/resnet/result_*.txt"))]),
     ("mlperf", [str(INFERENCE.relative_to(DATA))]),
@@ -107,7 +110,10 @@ def test_pyperf_local_dates_are_never_stored_as_utc(repo: Path) -> None:
     _, records = ledger_import(repo, "pyperf", DATA / "pyperf/py3.json.gz")
     run = next(r for r in records if r["kind"] == "measurement")
     assert "observed_at" not in run
-    first = min(r["metadata"]["date"] for r in json.loads(gzip.decompress((DATA / "pyperf/py3.json.gz").read_bytes()))["benchmarks"][0]["runs"])
+    first = min(
+        r["metadata"]["date"]
+        for r in json.loads(gzip.decompress((DATA / "pyperf/py3.json.gz").read_bytes()))["benchmarks"][0]["runs"]
+    )
     assert run["extra"]["measured_at"]["local"] == first.replace(" ", "T")
     assert run["extra"]["measured_at"]["zone"] == "unknown"
     shown = run_ledger(repo, "show", run["id"])
@@ -383,7 +389,9 @@ def test_junit_runners_counted_by_hand(repo: Path) -> None:
     for path, (passed, failed, errors, skipped) in cases.items():
         _, (gate,) = ledger_import(repo, "junit", DATA / path)
         assert (gate["passed"], gate["failed"], gate["errors"], gate["skipped"]) == (passed, failed, errors, skipped)
-    _, (flaky,) = ledger_import(repo, "junit", DATA / "junit/surefire/test_results/maven_surefire_flaky/surefire-report.xml")
+    _, (flaky,) = ledger_import(
+        repo, "junit", DATA / "junit/surefire/test_results/maven_surefire_flaky/surefire-report.xml"
+    )
     assert flaky["outcome"] == "pass" and flaky["extra"]["flaky_names"]
     alone = refused(repo, "junit", TESTNG / "testng-results.xml")
     assert "root element is <testng-results>" in alone and "junitreports/TEST-*.xml" in alone
@@ -441,7 +449,8 @@ def test_a_configured_repository_is_verified(repo: Path, tmp_path: Path) -> None
     warned = run_ledger(repo, "check")
     assert warned.returncode == 0 and "sha-foreign" in warned.stdout + warned.stderr
     config = repo / "ledger.yaml"
-    config.write_text(config.read_text() + f"sources:\n  {url}: {other}\n")
+    assert "sources: {}" in config.read_text()  # ledger init writes the key, empty
+    config.write_text(config.read_text().replace("sources: {}", f"sources:\n  {url}: {other}"))
     verified = run_ledger(repo, "check")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "sha-foreign" not in verified.stdout + verified.stderr
