@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from .. import pages
 from ..analysis.figures import supported_digits_relative
+from ..analysis.keyed import owner_of
 from .result import ERROR
 from .rule import Rule
 
@@ -59,8 +60,10 @@ RULES: tuple[Rule, ...] = (
         "figures-spread",
         "pages",
         ERROR,
-        "A quoted figure (9.14x, 12.5%, 0.223 s) carries more significant figures than its spread "
+        "A quoted figure (9.14x, ~9.14x, 9.14-fold, 12.5%, 0.223 s, each number of a range "
+        "`9.14-9.67x` or a list `9.14x/9.67x`) carries more significant figures than its spread "
         "supports, decided as torch.utils.benchmark does: floor(log10(median / spread)), 1 to 4. "
+        "A definitional figure, the base of a ratio (`1.00x`, `100%`), is exempt. "
         "The spread is the one stated in the same paragraph or table row (`21-23% spread`, `±2%`, "
         "a Spread column) or that of a measurement record the block names by id.",
         "Quote only the supported figures, approximately (`~9x at 16-20 workers`), with the conditions.",
@@ -115,7 +118,8 @@ def check_page(path: str, text: str, active: dict, emit: Emit, spread_of: Callab
             )
     if on("figures-spread"):
         for fig in pages.quoted_figures(text):
-            if fig.approximate:
+            # `~9.14x` claims the same digits as `9.14x`: the tilde does not excuse them.
+            if pages.definitional(fig.value, fig.unit):
                 continue
             spread = fig.spread_percent
             if spread is None:
@@ -142,13 +146,20 @@ def owed_count(
         front, _ = page_settings(text)
         if "owed-high-water" in turned_off(front):
             continue
-        for item in pages.owed_items(text):
-            if item.owner:
+        for line, item_text, owner, issues in owed_of_page(text, front):
+            if owner_of(owner, issues, issue_owner):
                 continue
-            if any(issue_owner(n) for n in item.issues):
-                continue
-            unowned.append((path, item.line, item.text))
+            unowned.append((path, line, item_text))
     return len(unowned), unowned
+
+
+def owed_of_page(text: str, front: dict) -> list[tuple[int, str, str | None, tuple[int, ...]]]:
+    """(line, text, owner, issues) of every owed item of a page: the body's Owed sections and
+    the front matter's `owed:` list, the same items the site lists."""
+    out = [(item.line, item.text, item.owner, tuple(item.issues)) for item in pages.owed_items(text)]
+    for entry in pages.spec_owed("", "", front):
+        out.append((1, entry.text, entry.owner, entry.issues))
+    return out
 
 
 def check_high_water(

@@ -55,9 +55,12 @@ RULES: tuple[Rule, ...] = (
         "unique-key",
         "records",
         ERROR,
-        "Keys that must be unique across the ledger are: issue numbers, contract names. Two "
-        "branches that each add issue #N merge cleanly in git and are refused here.",
-        "Renumber the newer record: do not push it; add one with a free number (`ledger list --kind issue`).",
+        "Keys that must be unique across the ledger are: issue numbers, contract names, finding ids. "
+        "Two branches that each add issue #N merge cleanly in git and are refused here. A record "
+        "that corrects the key's record (lists it in `supersedes`) may repeat the key; two "
+        "corrections of one record fork the key and are refused.",
+        "To correct the record holding the key, list its id in `supersedes`; a new record takes "
+        "a free key (`ledger list --kind KIND` shows each kind's keys).",
     ),
     Rule(
         "reference-resolves",

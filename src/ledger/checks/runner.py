@@ -13,10 +13,10 @@ from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
 from ..git import EMPTY_TREE, ZERO, Git, GitError
 from . import comparability
+from .cache import VerificationCache, clean_blobs
 from .history import STATUS_WORDS
 from .keyindex import key_index
-from .pages import check_high_water, check_page
-from .cache import VerificationCache, clean_blobs
+from .pages import check_high_water, check_page, owed_of_page, page_settings
 from .records import FileRules, Info, inspect_artifact, inspect_batch, inspect_file, inspect_paths
 from .registry import RULES, Active, configure
 from .result import CheckResult, Violation
@@ -200,21 +200,86 @@ class Checker:
                     )
 
     def check_unique(self, infos: list[Info], existing: dict[str, dict[str, list[str]]] | None = None) -> None:
-        """Unique keys among `infos`, and against `existing` (kind -> key -> paths) when given."""
-        seen: dict[tuple[str, str], str] = {}
+        """Unique keys among `infos`, and against `existing` (kind -> key -> paths) when given.
+
+        A record may repeat a key when it corrects the record holding it: it lists that record
+        in `supersedes` (an issue closed or given an owner, a contract corrected). Two records
+        that correct the same one fork the key and are refused, as is a repeat that corrects nothing.
+        """
+        groups: dict[tuple[str, str, str], list[Info]] = defaultdict(list)
         for info in infos:
             for name, value in info.keys:
-                key = (info.kind, f"{name}={value}")
-                where = [seen[key]] if key in seen else []
-                if existing is not None:
-                    where += [
-                        f"{self.records_rel}/{info.kind}/{p}" for p in existing.get(info.kind, {}).get(key[1], [])
-                    ]
-                if where:
-                    self.emit(
-                        "unique-key", info.path, f"{info.kind} {name} {value} is already used by {where[0]}", field=name
+                groups[(info.kind, name, value)].append(info)
+        for (kind, name, raw_value), group in groups.items():
+            key = f"{name}={raw_value}"
+            value = _shown(raw_value)
+            held = existing.get(kind, {}).get(key, []) if existing is not None else []
+            # (id, path, supersedes) of the holders already in the base, read only when a key repeats
+            holders: list[tuple[str, str, set[str]]] = []
+            if held:
+                paths = [f"{self.records_rel}/{kind}/{p}" for p in held]
+                for path, data in zip(paths, self._read_base_records(paths), strict=True):
+                    holders.append(
+                        (data.get("id") or PurePosixPath(path).stem, path, set(data.get("supersedes") or []))
                     )
-                seen.setdefault(key, info.path)
+            if not holders and len(group) == 1:
+                continue
+            corrected_by: dict[str, str] = {}
+            for rid, path, sup in holders:
+                for old in sup:
+                    corrected_by.setdefault(old, path)
+            for info in sorted(group, key=lambda i: i.id):
+                sup = _supersedes(info)
+                ids = {rid: path for rid, path, _ in holders}
+                if ids:
+                    corrects = sup & set(ids)
+                    if not corrects:
+                        first = next(iter(ids.values()))
+                        self.emit(
+                            "unique-key",
+                            info.path,
+                            f"{kind} {name} {value} is already used by {first}",
+                            field=name,
+                            fix=unique_key_fix(kind, name, value, first),
+                        )
+                    for old in sorted(corrects):
+                        if old in corrected_by:
+                            self.emit(
+                                "unique-key",
+                                info.path,
+                                f"{kind} {name} {value}: {ids[old]} is already corrected by {corrected_by[old]}, "
+                                "so this correction forks the key",
+                                field="supersedes",
+                                fix=f"supersede {corrected_by[old]} (the key's live record) instead",
+                            )
+                for old in sup:
+                    corrected_by.setdefault(old, info.path)
+                holders.append((info.id, info.path, sup))
+
+    def _read_base_records(self, paths: list[str]) -> list[dict]:
+        """Records of the base already holding a key (range checks) or of this ledger (--all)."""
+        import json
+
+        out = []
+        base = getattr(self, "_base", None)
+        if base is not None:
+            prefix = getattr(self, "_prefix", "")
+            blobs = self.git.read_blobs([f"{base}:{prefix}{p}" for p in paths])
+            raws = [blobs.get(f"{base}:{prefix}{p}") for p in paths]
+        else:
+            raws = []
+            for p in paths:
+                try:
+                    raws.append((self.ledger.root / p).read_bytes())
+                except OSError:
+                    raws.append(None)
+        for raw in raws:
+            try:
+                data = json.loads(raw) if raw else {}
+            except ValueError:
+                data = {}
+            out.append(data if isinstance(data, dict) else {})
+        return out
 
     def check_attachment(self, info: Info, read) -> None:
         for rel, digest in info.attachments:
@@ -253,6 +318,20 @@ class Checker:
         self.result.pages_checked = len(checked)
         check_high_water(pages_text, self.active, self.emit, issue_owner, CONFIG_NAME)
 
+    def check_mark_lowered(self, old: bytes, new: bytes) -> None:
+        """The owed high-water mark only goes down: a change that raises it is refused."""
+        if "owed-high-water" not in self.active:
+            return
+        before, after = _high_water(old), _high_water(new)
+        if before is not None and after is not None and after > before:
+            self.emit(
+                "owed-high-water",
+                CONFIG_NAME,
+                f"rules.owed-high-water.high_water raised from {before} to {after}; the mark only goes down",
+                field="rules.owed-high-water.high_water",
+                fix=f"set it back to {before} (or lower), and give the new owed items owners or issues with owners",
+            )
+
     # -- --all -----------------------------------------------------------------------------
 
     def run_all(self) -> None:
@@ -281,7 +360,7 @@ class Checker:
         if "attachments" in self.active:
             for info in infos:
                 self.check_attachment(info, lambda rel: _read_fs(root, rel))
-        issues = {i.number: i.owner for i in infos if i.kind == "issue"}
+        issues = _live_issue_owners([(i.id, i.number, i.owner, _supersedes(i)) for i in infos if i.kind == "issue"])
         pages_text = {}
         spec_dir = self.ledger.specs_dir
         if spec_dir.is_dir():
@@ -356,6 +435,9 @@ class Checker:
             elif path == prefix + CONFIG_NAME and status in "AM":
                 raw = git.read_blobs([f"{head}:{path}"]).get(f"{head}:{path}") or b""
                 self.result.violations.extend(inspect_artifact(CONFIG_NAME, raw, self.file_rules(), text_page=True))
+                if status == "M":
+                    old = git.read_blobs([f"{base}:{path}"]).get(f"{base}:{path}") or b""
+                    self.check_mark_lowered(old, raw)
         blobs = git.read_blobs([f"{head}:{p}" for p in added])
         batch = [(p[len(rec_prefix) :], blobs.get(f"{head}:{p}") or b"") for p in added]
         violations, infos = inspect_batch(batch, self.file_rules())
@@ -402,6 +484,7 @@ class Checker:
         self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
 
         if "unique-key" in self.active:
+            self._base, self._prefix = base, prefix
             existing: dict[str, dict[str, list[str]]] = {}
             for kind in {i.kind for i in infos if i.keys}:
                 existing[kind] = (
@@ -435,19 +518,24 @@ class Checker:
         from .. import pages as pages_mod
 
         for text in pages_text.values():
-            for item in pages_mod.owed_items(text):
-                if not item.owner:
-                    issue_numbers.update(item.issues)
+            for _, _, owner, issues in owed_of_page(text, page_settings(text)[0]):
+                if not owner:
+                    issue_numbers.update(issues)
         owners: dict[int, str | None] = {}
         if issue_numbers:
             index = key_index(git, head, f"{rec_prefix}issue", "issue", ("number",))
-            paths = {n: index.get(f"number={n}", [None])[0] for n in issue_numbers}
-            blobs = git.read_blobs([f"{head}:{rec_prefix}issue/{p}" for p in paths.values() if p])
+            paths = [p for n in issue_numbers for p in index.get(f"number={n}", [])]
+            blobs = git.read_blobs([f"{head}:{rec_prefix}issue/{p}" for p in paths])
             import json
 
-            for n, p in paths.items():
-                raw = blobs.get(f"{head}:{rec_prefix}issue/{p}") if p else None
-                owners[n] = json.loads(raw).get("owner") if raw else None
+            found = []
+            for p in paths:
+                raw = blobs.get(f"{head}:{rec_prefix}issue/{p}")
+                data = json.loads(raw) if raw else {}
+                found.append(
+                    (data.get("id", ""), data.get("number"), data.get("owner"), set(data.get("supersedes", [])))
+                )
+            owners = _live_issue_owners(found)
         # Records that changed pages name beside their figures (for their spread).
         fetch({i for p in pages_changed for f in pages_mod.quoted_figures(pages_text[rel(p)]) for i in f.ids})
         self.page_checks(pages_text, [rel(p) for p in pages_changed], owners.get)
@@ -468,6 +556,70 @@ class Checker:
             if best_count is None or count < best_count:
                 best, best_count = mb, count
         return best
+
+
+def _shown(raw: str) -> str:
+    import json
+
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    return value if isinstance(value, str) else raw
+
+
+def unique_key_fix(kind: str, name: str, value: str, holder: str) -> str:
+    """What to do about a repeated key, in the kind's own words."""
+    if kind == "issue":
+        return (
+            f"to correct issue #{value} (close it, give it an owner, retitle it), list the id of {holder} in "
+            "`supersedes`; a new issue takes a free number (`ledger list --kind issue` shows the numbers)"
+        )
+    if kind == "contract":
+        return (
+            f"to correct contract {value}, list the id of {holder} in `supersedes`; a different contract "
+            "takes another name (`ledger list --kind contract` shows the names)"
+        )
+    return (
+        f"to correct that {kind}, list the id of {holder} in `supersedes`; otherwise give this one "
+        f"another {name} (`ledger list --kind {kind}`)"
+    )
+
+
+def _supersedes(info: Info) -> set[str]:
+    return {ref for where, ref in info.refs if where.startswith("supersedes")}
+
+
+def _live_issue_owners(found: list[tuple[str, int | None, str | None, set[str]]]) -> dict[int, str | None]:
+    """number -> owner of the issue's live record: the newest that no record of its number supersedes."""
+    superseded = {s for _, _, _, sup in found for s in sup}
+    out: dict[int, tuple[str, str | None]] = {}
+    for rid, number, owner, _ in found:
+        if number is None or rid in superseded:
+            continue
+        if number not in out or rid > out[number][0]:
+            out[number] = (rid, owner)
+    for rid, number, owner, _ in found:  # a broken chain still names an owner
+        if number is not None and number not in out:
+            out[number] = (rid, owner)
+    return {n: owner for n, (_, owner) in out.items()}
+
+
+def _high_water(raw: bytes) -> int | None:
+    """rules.owed-high-water.high_water of a ledger.yaml's bytes (the rule's default when unset)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe", pure=True).load(raw.decode("utf-8", "replace")) or {}
+    except YAMLError:
+        return None
+    rules = data.get("rules") if isinstance(data, dict) else None
+    rule = (rules or {}).get("owed-high-water") if isinstance(rules, dict) else None
+    value = rule.get("high_water") if isinstance(rule, dict) else None
+    if value is None:
+        value = RULES["owed-high-water"].params["high_water"]
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _read_fs(root: Path, rel: str):

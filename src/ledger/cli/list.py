@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..analysis.keyed import key_text
 from ..schema.registry import KINDS
 from .output import FORMAT_OPTION, console, open_ledger, print_json
 
@@ -19,10 +20,13 @@ def command(ctx: click.Context, kind: str | None, limit: int | None, fmt: str) -
     records = ledger.records(kind)
     if limit is not None:
         records = records[-limit:]
+    superseded_by = {old: r.id for r in ledger.records() for old in r.supersedes}
     rows = [
         {
             "id": r.id,
             "kind": r.kind,
+            "key": key_text(r) or None,
+            "superseded_by": superseded_by.get(r.id),
             "when": r.when.isoformat().replace("+00:00", "Z"),
             "allocation": r.allocation.id if r.allocation else None,
             "topology": r.allocation.topology if r.allocation else None,
@@ -38,11 +42,13 @@ def command(ctx: click.Context, kind: str | None, limit: int | None, fmt: str) -
     from rich.text import Text
 
     table = Table(title=f"{len(rows)} record(s) in {ledger.records_dir.relative_to(ledger.root)}")
-    for col in ("id", "kind", "when", "allocation", "topology", "commit", "summary"):
-        table.add_column(col, overflow="fold", no_wrap=col in ("id", "when"))
+    cols = ["id", "kind", "key", "when", "allocation", "topology", "commit", "summary"]
+    if not any(row["key"] for row in rows):
+        cols.remove("key")
+    for col in cols:
+        table.add_column(col, overflow="fold", no_wrap=col in ("id", "when", "key"))
     for row in rows:
-        table.add_row(
-            *(Text(str(row[c] or "")) for c in ("id", "kind", "when", "allocation", "topology", "commit", "summary"))
-        )
+        summary = row["summary"] + (f" (superseded by {row['superseded_by']})" if row["superseded_by"] else "")
+        table.add_row(*(Text(str((summary if c == "summary" else row[c]) or "")) for c in cols))
     console().print(table)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..analysis.keyed import issue_owner, owner_of
 from ..analysis.status import OwedEntry, build_status, unique_prefixes
 from ..errors import InputError, Problem
 from ..pages import read_spec_owed
@@ -29,7 +30,8 @@ def command(ctx: click.Context, contract: str | None, fmt: str) -> int:
     asked = contract is not None
     name = contract if asked else ledger.config.contract
     owed_items, unreadable = read_spec_owed(ledger.specs_dir)
-    owed = [OwedEntry(o.text, o.owner, list(o.issues), o.spec) for o in owed_items]
+    lookup = issue_owner(records)
+    owed = [OwedEntry(o.text, owner_of(o.owner, o.issues, lookup), list(o.issues), o.spec) for o in owed_items]
     status = build_status(records, name, asked=asked, owed=owed)
     if name and status.contract is None:
         where = "--contract" if asked else "ledger.yaml contract:"

@@ -168,10 +168,10 @@ def prose_paragraphs(text: str) -> list[Paragraph]:
 
 # -- Owed --------------------------------------------------------------------------------
 
-# A heading is an Owed section when its text, after an optional section number
-# ("7.", "7.1", "§7", "7)"), starts with the word "Owed". This is matched on the
+# A heading is an Owed section when its text, after an optional section number and its
+# punctuation ("7.", "7.1", "§7", "7)", "7:", "7 —", "7 -", "7 |", "A.2"), starts with the word "Owed". This is matched on the
 # heading's rendered text, which markdown-it has already separated from the `#`s.
-_OWED_TITLE = re.compile(r"^(?:§\s*)?(?:\d+(?:\.\d+)*[.)]?\s+)?owed\b", re.IGNORECASE)
+_OWED_TITLE = re.compile(r"^(?:§\s*)?(?:\d+(?:\.\d+)*\.?\s*(?:[.):|/—–-]|--)?\s*)?owed\b", re.IGNORECASE)
 _OWNER = re.compile(
     r"(?:\bowner\s*[:=]\s*|\bowned\s+by\s+)([^\s,;)\]]+)|(?<![\w@])@([A-Za-z0-9][\w.-]*)", re.IGNORECASE
 )
@@ -282,9 +282,32 @@ def owed_items(text: str) -> list[OwedItem]:
 # -- quoted figures ----------------------------------------------------------------------
 
 _NUM = r"\d+(?:\.\d+)?"
-_FIGURE = re.compile(
-    r"(?<![\w.,/-])([~≈]\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(x|×|%|ms|µs|us|ns|s)(?![\w/])"
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+# A unit: a ratio (`x`, `×`, `-fold`, ` fold`), a percentage or a duration.
+_UNIT = r"\s?(?:x|×|%|ms|µs|us|ns|s)(?![\w/])|[-\s]fold\b"
+_FIGURE = re.compile(rf"(?<![\w.,/-])([~≈]\s?)?({_NUMBER})({_UNIT})")
+# Ranges and slash lists (`9.14-9.67x`, `9.14x/9.67x`, `9 to 10 s`): every number is a figure,
+# with its own unit or the unit that ends the list.
+_INNER_UNIT = r"\s?(?:x|×|%|ms|µs|us|ns|s)(?!\w)|[-\s]fold\b"
+_LIST = re.compile(
+    rf"(?<![\w.,/-])(?:[~≈]\s?)?(?:{_NUMBER})(?:{_INNER_UNIT})?"
+    rf"(?:\s*(?:-|–|—|/|to)\s*[~≈]?\s?(?:{_NUMBER})(?:{_INNER_UNIT})?)*"
+    rf"\s*(?:-|–|—|/|to)\s*[~≈]?\s?(?:{_NUMBER})(?:{_UNIT})"
 )
+_LIST_ITEM = re.compile(rf"([~≈]\s?)?({_NUMBER})({_INNER_UNIT})?")
+_RATIO_UNITS = frozenset({"x", "×", "fold"})
+
+
+def _unit_of(raw: str | None) -> str:
+    unit = (raw or "").strip().lstrip("-").strip()
+    return "x" if unit in _RATIO_UNITS else unit
+
+
+def definitional(value: float, unit: str) -> bool:
+    """The base of a ratio (`1.00x`) or of an efficiency (`100%`): a definition, not a measurement."""
+    return (unit == "x" and value == 1.0) or (unit == "%" and value == 100.0)
+
+
 _SPREADS = (
     re.compile(rf"({_NUM})(?:\s*(?:-|–|to)\s*({_NUM}))?\s*%\s+spread"),
     re.compile(rf"\bspread(?:s)?\s+(?:of\s+|is\s+|was\s+)?({_NUM})(?:\s*(?:-|–|to)\s*({_NUM}))?\s*%", re.IGNORECASE),
@@ -318,31 +341,44 @@ def _block_spread(text: str) -> tuple[float | None, list[tuple[int, int]]]:
     return spread, spans
 
 
+def _figure(m_number: str, unit: str, approx: bool, text: str, line, spread, ids) -> Figure:
+    return Figure(
+        line=line,
+        text=text,
+        value=float(m_number.replace(",", "")),
+        unit=unit,
+        digits=significant_digits(m_number),
+        approximate=approx,
+        spread_percent=spread,
+        ids=ids,
+    )
+
+
 def _figures_in(
     text: str, line: int, spread: float | None, skip: list[tuple[int, int]], ids: tuple[str, ...]
 ) -> list[Figure]:
     out = []
-    for m in _FIGURE.finditer(text):
-        if any(a <= m.start(2) < b for a, b in skip):
+    taken: list[tuple[int, int]] = []
+    for m in _LIST.finditer(text):
+        if any(a <= m.start() < b for a, b in skip):
             continue
-        number = m.group(2)
-        out.append(
-            Figure(
-                line=line,
-                text=m.group(0).strip(),
-                value=float(number.replace(",", "")),
-                unit=m.group(3),
-                digits=significant_digits(number),
-                approximate=bool(m.group(1)),
-                spread_percent=spread,
-                ids=ids,
-            )
-        )
+        items = list(_LIST_ITEM.finditer(m.group(0)))
+        units = [_unit_of(i.group(3)) for i in items]
+        # A bare number takes the unit of the next number that has one (`9.14-9.67x`).
+        for k in range(len(units) - 2, -1, -1):
+            units[k] = units[k] or units[k + 1]
+        for item, unit in zip(items, units, strict=True):
+            out.append(_figure(item.group(2), unit, bool(item.group(1)), item.group(0).strip(), line, spread, ids))
+        taken.append(m.span())
+    for m in _FIGURE.finditer(text):
+        if any(a <= m.start(2) < b for a, b in skip + taken):
+            continue
+        out.append(_figure(m.group(2), _unit_of(m.group(3)), bool(m.group(1)), m.group(0).strip(), line, spread, ids))
     return out
 
 
 def quoted_figures(text: str) -> list[Figure]:
-    """Figures with a unit (x, %, s, ms, µs, ns) in paragraphs, list items, headings and
+    """Figures with a unit (x, ×, -fold, %, s, ms, µs, ns) in paragraphs, list items, headings and
     table rows, each with the spread stated in its own paragraph or table row: `21-23% spread`,
     `spread of 5%`, `±2%` (a spread of 4%), or the row's cell under a column headed Spread.
     Code spans are literal text and are skipped."""

@@ -436,17 +436,29 @@ class Mutation(Envelope):
 
 
 class Issue(Envelope):
-    """An issue row; numbers are unique across the ledger."""
+    """An issue row; numbers are unique across the ledger, except that a record correcting the
+    issue (listing it in `supersedes`) repeats its number: that is how an issue is given an
+    owner, closed or retitled. The issue's state is its live record's."""
 
     KIND: ClassVar[str] = "issue"
     UNIQUE_KEYS: ClassVar[tuple[str, ...]] = ("number",)
+    SUMMARY_FIELD: ClassVar[str] = "title"
     kind: Literal["issue"] = "issue"
 
     number: int = Field(..., ge=0)
     title: str = Field(..., min_length=1, max_length=500)  # type: ignore[assignment]
     owner: str | None = None
-    status: Literal["open", "closed"] = "open"
+    status: Literal["open", "owned", "closed"] = Field(
+        "open", description="open (nobody has it), owned (someone has it: `owner`), closed. Corrections move it."
+    )
+    closed_by: str | None = Field(None, description="What closed it: a pull request, a commit, a record id.")
     spec: str | None = Field(None, description="Spec page this issue belongs to.")
+
+    @model_validator(mode="after")
+    def _state(self) -> Issue:
+        if self.status == "owned" and not self.owner:
+            raise ValueError("status owned needs an owner")
+        return self
 
 
 class ProcessMemory(Model):

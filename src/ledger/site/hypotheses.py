@@ -15,7 +15,9 @@ ORDER = ("open", "unverified", "supported", "refuted")
 def owed(data: SiteData) -> list[dict]:
     """Owed items from the spec pages' bodies (the checker's parser) and front matter."""
     from .. import pages
+    from ..analysis.keyed import issue_owner, owner_of
 
+    lookup = issue_owner(data.records)
     out = []
     for spec in data.specs:
         href = posixpath.relpath(page_of(spec), posixpath.dirname(PAGE))
@@ -23,7 +25,7 @@ def owed(data: SiteData) -> list[dict]:
             out.append(
                 {
                     "text": item.text,
-                    "owner": item.owner or "unowned",
+                    "owner": owner_of(item.owner, item.issues, lookup) or "unowned",
                     "issues": ", ".join(f"#{n}" for n in item.issues),
                     "spec": spec.name,
                     "href": href,
@@ -33,10 +35,11 @@ def owed(data: SiteData) -> list[dict]:
         for entry in front if isinstance(front, list) else [front]:
             entry = entry if isinstance(entry, dict) else {"item": entry}
             issue = entry.get("issue")
+            numbers = [int(issue)] if isinstance(issue, int) or (isinstance(issue, str) and issue.isdigit()) else []
             out.append(
                 {
                     "text": entry.get("item") or entry.get("text") or "",
-                    "owner": entry.get("owner") or "unowned",
+                    "owner": owner_of(entry.get("owner"), numbers, lookup) or "unowned",
                     "issues": f"#{issue}" if issue else "",
                     "spec": spec.name,
                     "href": href,
