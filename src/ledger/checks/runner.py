@@ -225,7 +225,7 @@ class Checker:
             if not holders and len(group) == 1:
                 continue
             corrected_by: dict[str, str] = {}
-            for rid, path, sup in holders:
+            for _rid, path, sup in holders:
                 for old in sup:
                     corrected_by.setdefault(old, path)
             for info in sorted(group, key=lambda i: i.id):
