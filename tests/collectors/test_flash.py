@@ -236,3 +236,9 @@ def test_collect_attention_refuses_an_unknown_backend(repo):
     )
     assert bad.returncode == 2
     assert "flash-attn-4" in bad.stderr and "flash-attn-5" in bad.stderr
+
+
+def test_environment_names_flash_attn_4(fa4):
+    from ledger.collectors.environment import collect_environment
+
+    assert collect_environment(import_torch=False)["flash_attn"] == "flash-attn-4 0.0.0+standin"

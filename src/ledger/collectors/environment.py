@@ -107,11 +107,19 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def _flash_attn_versions() -> str | None:
+    """flash-attn 2's version, and flash-attn 3's or 4's named, e.g. '2.8.3; flash-attn-4 4.0.0b36'."""
+    parts = [_version("flash-attn") or _version("flash_attn")]
+    parts += [f"{dist} {v}" for dist in ("flash-attn-3", "flash-attn-4") if (v := _version(dist))]
+    parts = [p for p in parts if p]
+    return "; ".join(parts) if parts else None
+
+
 def _versions(import_torch: bool) -> dict[str, str | None]:
     out: dict[str, str | None] = {
         "torch": _version("torch"),
         "triton": _version("triton") or _version("pytorch-triton"),
-        "flash_attn": _version("flash-attn") or _version("flash_attn") or _version("flash-attn-3"),
+        "flash_attn": _flash_attn_versions(),
         "python": platform.python_version(),
         "cuda": None,
         "cudnn": None,
