@@ -20,6 +20,7 @@ path on CPU (tiny shapes; a test of the driver, not a measurement).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import statistics
 import sys
@@ -76,6 +77,7 @@ def main() -> int:  # noqa: C901, PLR0915  (one driver, read top to bottom)
     gpu_name = torch.cuda.get_device_name(device) if cuda else "cpu"
     alloc["topology"] = f"1x {gpu_name.removeprefix('NVIDIA ')}" if cuda else "cpu"
     result: dict = {
+        "started_at": dt.datetime.now(dt.UTC).isoformat(),
         "phase": args.phase,
         "allocation": alloc,
         "gpu": gpu_name,
@@ -193,6 +195,8 @@ def main() -> int:  # noqa: C901, PLR0915  (one driver, read top to bottom)
         if cuda:
             torch.cuda.reset_peak_memory_stats(device)
             torch.cuda.synchronize()
+        started = dt.datetime.now(dt.UTC).isoformat()
+        started = dt.datetime.now(dt.UTC).isoformat()
         sampler = None
         if sample_env and not env_load:
 
@@ -211,6 +215,7 @@ def main() -> int:  # noqa: C901, PLR0915  (one driver, read top to bottom)
         if sampler:
             sampler.join()
         return {
+            "started_at": started,
             "samples": res.samples,
             "outcome": res.outcome,
             "error": res.error,
