@@ -242,3 +242,65 @@ def test_environment_names_flash_attn_4(fa4):
     from ledger.collectors.environment import collect_environment
 
     assert collect_environment(import_torch=False)["flash_attn"] == "flash-attn-4 0.0.0+standin"
+
+
+FA2_STANDIN = Path(__file__).parent / "fa2_standin"
+
+
+@pytest.fixture
+def fa2(monkeypatch):
+    """flash-attn 2's stand-in (its custom ops and signatures) on sys.path, imported fresh."""
+    for name in [m for m in sys.modules if m == "flash_attn" or m.startswith("flash_attn.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(FA2_STANDIN))
+    import flash_attn
+
+    yield flash_attn
+    for name in [m for m in sys.modules if m == "flash_attn" or m.startswith("flash_attn.")]:
+        sys.modules.pop(name, None)
+
+
+def test_a_model_on_fa2_audits_to_the_flop_through_its_custom_ops(fa2):
+    b, s, d, h = 2, 24, 32, 4
+    qkv, o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+    x = torch.randn(b, s, d)
+
+    def step():
+        q, k, v = (t.reshape(b, s, h, d // h) for t in qkv(x).chunk(3, -1))
+        (x + o(fa2.flash_attn_func(q, k, v).reshape(b, s, d))).square().mean().backward()
+
+    attn_fwd = 4 * h * s * s * (d // h)
+    analytic = {"qkv": 2 * s * d * 3 * d * 2, "o": 2 * s * d * d * 3, "attention": attn_fwd * 7 // 2}
+    # A plain FlopCounterMode counts flash-attn 2's ops as zero ...
+    with FlopCounterMode(display=False) as counter:
+        step()
+    assert counter.get_total_flops() == b * (analytic["qkv"] + analytic["o"])
+    # ... the audit maps them with the same convention as flash-attn 4 and SDPA.
+    result = audit_flops(step, analytic=analytic, samples_per_step=b, peak=VENDOR_H200_BF16)
+    assert result.exact
+    assert result.counted_by_op["flash_attn._flash_attn_forward"] == b * attn_fwd
+    assert result.counted_by_op["flash_attn._flash_attn_backward"] == b * attn_fwd * 5 // 2
+
+
+def test_attention_benchmark_names_flash_attn_2_with_its_version(fa2):
+    from ledger.collectors.attention import benchmark_attention
+
+    records = benchmark_attention(
+        batch=1,
+        seq_q=16,
+        seq_k=8,
+        heads=2,
+        head_dim=8,
+        dtype=torch.float32,
+        device="cpu",
+        backends=["flash-attn-4", "flash-attn"],
+        repeats=2,
+        warmup=1,
+    )
+    by_impl = {r["extra"]["implementation"]: r for r in records}
+    assert set(by_impl) == {"flash-attn-4", "flash-attn 2.8.3+standin"}
+    assert by_impl["flash-attn 2.8.3+standin"]["extra"]["version"] == "2.8.3+standin"
+    assert by_impl["flash-attn 2.8.3+standin"]["samples"]
+    # flash-attn 2 alone does not hold flash-attn 4: recorded as failed, with the reason.
+    assert by_impl["flash-attn-4"]["outcome"] == "failed"
+    assert "flash-attn 4 is not importable here" in by_impl["flash-attn-4"]["notes"]

@@ -24,6 +24,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
+from . import flash  # noqa: F401  (registers ledger::fa4_fwd/fa4_bwd and their FLOP formulas first)
 from .timer import Peak
 
 _ATTN_OR_MATMUL = re.compile(r"attn|attention|mm|matmul|conv|linear|gemm|einsum", re.I)
