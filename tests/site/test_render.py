@@ -52,7 +52,8 @@ def test_stopping_point_is_derived_with_statuses(generated):
     docs, _, _ = generated
     home = (docs / "index.md").read_text()
     # Trimmed to the digits the samples' confidence interval supports (torch.utils.benchmark's rule).
-    assert "| 4x GB200 | 2/8 | 0\\.708 s |" in home
+    row = next(line for line in home.splitlines() if "4x GB200" in line and "final" in line)
+    assert '<span class="ledger-fig">0\\.708 s</span>' in row
     assert "fastest accepted" in home and "baseline-ineligible" in home and "no valid step: OOM" in home
 
 
@@ -86,7 +87,7 @@ def test_charts_are_deterministic_svg_without_script(generated):
 
     _, _, data = generated
     charts = collect(data)
-    assert {c.metric for c in charts} == {"step_time", "MFU", "decode_time"}
+    assert {c.metric for c in charts} == {"step_time", "MFU", "throughput", "decode_time"}
     first = [svg(c) for c in charts]
     second = [svg(c) for c in charts]
     assert first == second

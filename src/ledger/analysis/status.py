@@ -33,7 +33,8 @@ class Column:
     key: str
     title: str
     importance: int = 2
-    #: "id" (shown as a unique prefix in the terminal, linked on the site), "figure", "text".
+    #: "id" (a unique prefix in the terminal, a link on the site), "figure" (never wraps),
+    #: "verdict" (a status word, coloured on the site), "text".
     role: str = "text"
 
 
@@ -133,12 +134,12 @@ def stopping_row(row: Row) -> dict[str, Any]:
 def stopping_section(ctx: StatusContext) -> Section:
     columns = [
         Column("topology", "Topology", 1),
-        Column("status", "Status", 1),
+        Column("status", "Status", 1, "verdict"),
         Column("mfu", "MFU", 1, "figure"),
         Column("median", "Median step", 2, "figure"),
         Column("throughput", "Throughput", 3, "figure"),
         Column("batch", "Local/global batch", 4),
-        Column("measurement", "Measurement", 2, "id"),
+        Column("measurement", "Measurement", 3, "id"),
     ]
     rows = [stopping_row(r) for r in ctx.stopping_rows]
     conventions = sorted({r["peak_convention"] for r in rows if r["peak_convention"]})
@@ -171,7 +172,7 @@ def decisions_section(ctx: StatusContext) -> Section:
         else []
     )
     columns = [
-        Column("verdict", "Verdict", 1),
+        Column("verdict", "Verdict", 1, "verdict"),
         Column("family", "Family", 1),
         Column("when", "Date", 3),
         Column("where_to_continue", "Where to continue", 4),

@@ -59,10 +59,10 @@ class Row:
 
 
 #: Why a contract is the current one (`ContractChoice.rule`).
-RULE_CONFIGURED = "named by `contract:` in ledger.yaml"
+RULE_CONFIGURED = "named in ledger.yaml (contract:)"
 RULE_ASKED = "asked for"
-RULE_MEASURED = "the contract with the most recent measurement (`contract:` in ledger.yaml is unset)"
-RULE_ONLY = "no measurement yet: the newest contract record (`contract:` in ledger.yaml is unset)"
+RULE_MEASURED = "the contract of the most recent measurement (ledger.yaml names none)"
+RULE_ONLY = "the newest contract record (no measurement yet, and ledger.yaml names none)"
 
 
 @dataclass(frozen=True)

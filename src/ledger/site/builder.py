@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError, LedgerError, Problem
+from . import mkdocs_run
 from .context import Page, SiteData
+from .history import commit_order
 
 MARKER = ".ledger-generated"
 #: Above this many pages the page rules run in a worker process beside MkDocs.
@@ -102,6 +104,9 @@ def load_data(ledger, progress: Progress = _noop) -> SiteData:
     extra = home.cited_ids(data)
     if extra - data.cited:
         data = SiteData.build(title, records, specs, ledger.config.contract, extra_cited=extra)
+    data.commit_order = commit_order(
+        (ledger.root / ledger.config.source).resolve(), (m.source.sha for m in data.by_kind.get("measurement", []) if m.source)
+    )
     return data
 
 
@@ -122,14 +127,15 @@ def render_pages(
     def file_of(record) -> str:
         return ledger.path_for(record.kind, record.id).relative_to(ledger.root).as_posix()
 
+    all_charts = charts.collect(data)
     sources = [
-        home.render(data, env),
+        home.render(data, env, all_charts),
         decisions.render(data, env),
         report.render(data, env),
         sandwiches.render(data, env),
         specs.render(data, env, directory_urls),
         hypotheses.render(data, env),
-        charts.render(data, env, write_bytes),
+        charts.render(data, env, write_bytes, all_charts),
         records.render(data, env, file_of),
     ]
     expected = len(data.cited) + sum(len(p) for p in data.listing_pages.values()) + 8
@@ -182,6 +188,8 @@ def generate(
         tmp.write_bytes(content)
         os.replace(tmp, path)
 
+    for name in ("ledger.css", "iframe-worker-shim.js"):
+        write(mkdocs_run.ASSETS + name, _asset(ledger, name))
     pages = []
     for page in render_pages(ledger, data, write, progress, directory_urls):
         write(page.path, page.text.encode("utf-8"))
@@ -194,6 +202,18 @@ def generate(
         elif path.is_dir() and not any(path.iterdir()):
             path.rmdir()
     return pages, data, docs
+
+
+def _asset(ledger, name: str) -> bytes:
+    """A packaged static file, or the user's copy from the templates folder (site.templates)."""
+    from importlib import resources
+
+    templates = ledger.config.site.templates
+    if templates:
+        own = ledger.root / templates / "assets" / name
+        if own.is_file():
+            return own.read_bytes()
+    return resources.files("ledger").joinpath("templates", "site", "assets", name).read_bytes()
 
 
 def _docs_prefix(ledger, docs: Path, mkdocs_docs: Path) -> str:
@@ -213,7 +233,7 @@ def build_site(
     With `strict`, a MkDocs warning, a page-rule violation or a broken link raises
     SiteCheckFailed (exit 1); without it they come back in `SiteResult.warnings`.
     """
-    from . import linkcheck, mkdocs_run
+    from . import linkcheck
     from . import selfcheck as page_rules
 
     progress = progress or _noop
@@ -224,10 +244,12 @@ def build_site(
             "no mkdocs.yml",
             [Problem(str(mkdocs_yml), "site.mkdocs_yml", "does not exist", "run `ledger init` to write one")],
         )
+    mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml)
+    prefix = _docs_prefix(ledger, (ledger.root / ledger.config.site.docs_dir).resolve(), mkdocs_docs)
+    if mkdocs:
+        mkdocs_run.ensure_nav(mkdocs_yml, prefix)
     directory_urls = mkdocs_run.directory_urls(mkdocs_yml)
     pages, data, docs = generate(ledger, progress=progress, directory_urls=directory_urls)
-    mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml)
-    prefix = _docs_prefix(ledger, docs, mkdocs_docs)
     rules_args = (
         [(p.path, p.text) for p in pages],
         ledger.config.rules,
@@ -251,7 +273,6 @@ def build_site(
         result.warnings.extend(rule_problems)
     try:
         if mkdocs:
-            mkdocs_run.ensure_nav(mkdocs_yml, prefix)
             progress("mkdocs build", 0, None)
             started = time.perf_counter()
             site_dir, mk_warnings = mkdocs_run.build(

@@ -1,13 +1,22 @@
-"""Charts: each metric over time, one per metric and contract, as SVG made with matplotlib.
+"""Charts that cannot mislead: each metric by commit, one per metric and contract, as SVG.
 
-The SVG bytes are deterministic: a fixed `svg.hashsalt` (ids of clip paths and markers),
-no date in the metadata, text kept as text (no font files), and no JavaScript. matplotlib
-is imported here only, so `ledger add` and `ledger check` never load it.
+- The x-axis is the measured source's order: one position per commit, labelled by short
+  SHA and date, in the source checkout's topological order (`SiteData.commit_order`, read
+  from git at build time). Where a commit is not in the checkout, commits are ordered by
+  their first measurement and the axis says so. Write time is never an axis.
+- One series per topology (the chart is per contract). A degraded or baseline-ineligible
+  point is drawn hollow and never joined to the healthy line.
+- Every point with a spread carries a bar: the interquartile range of its samples, or the
+  recorded min-max range.
+- The y-axis starts at zero, with its unit; the x-axis names what it orders by.
+- Deterministic SVG: a fixed `svg.hashsalt`, no date, text as text, no JavaScript.
+  matplotlib is imported here only, so `ledger add` and `ledger check` never load it.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import re
 import warnings
 from collections import defaultdict
@@ -15,19 +24,31 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..analysis.metrics import recompute
+from ..analysis.stopping_point import _gpus_of
+from ..schema.kinds import FlopAudit, Measurement
 from .context import Page, SiteData
 
 INDEX = "charts/index.md"
-#: Rows listed under a chart (the newest); the chart itself shows every point.
+#: Rows listed under a chart (the newest commits); the chart itself shows every point.
 TABLE_ROWS = 200
+#: Most commit labels on one axis; beyond, every k-th commit is labelled.
+MAX_TICKS = 16
 SVG_RC = {
     "svg.hashsalt": "ledger",
     "svg.fonttype": "none",
     "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.grid": True,
+    "axes.axisbelow": True,
     "grid.alpha": 0.3,
+    "text.usetex": False,
+    "text.parse_math": False,
 }
+#: Colour-blind-safe series colours (Okabe-Ito), in topology order.
+COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+ORDER_GIT = "commit (short SHA, commit date) in the source checkout's order"
+ORDER_FIRST_SEEN = "commit (short SHA, date first measured) in order of first measurement"
 
 
 @dataclass
@@ -37,16 +58,25 @@ class Point:
     value: float
     topology: str
     allocation: str
-    commit: str
+    commit: str  # full (or recorded abbreviated) SHA, "" when the record has no source stamp
+    eligible: bool
+    low: float | None = None
+    high: float | None = None
+    spread: str = ""  # "IQR" or "range"
+    status: str = "healthy"
+    x: float = 0.0
 
 
 @dataclass
 class Chart:
     metric: str
     contract: str
+    contract_id: str
     unit: str
     slug: str
     points: list[Point] = field(default_factory=list)
+    commits: list[tuple[str, str]] = field(default_factory=list)  # (label sha, label date) per x position
+    x_label: str = ORDER_FIRST_SEEN
 
     @property
     def href(self) -> str:
@@ -55,6 +85,24 @@ class Chart:
     @property
     def svg(self) -> str:
         return f"{self.slug}.svg"
+
+    @property
+    def thumb(self) -> str:
+        return self.svg
+
+    @property
+    def title(self) -> str:
+        return f"{_metric_name(self.metric)} under {self.contract}" if self.contract else _metric_name(self.metric)
+
+    @property
+    def y_label(self) -> str:
+        return f"{_metric_name(self.metric)} ({self.unit})" if self.unit else _metric_name(self.metric)
+
+
+def _metric_name(metric: str) -> str:
+    return {"step_time": "median step time", "MFU": "MFU", "throughput": "throughput"}.get(
+        metric, metric.replace("_", " ")
+    )
 
 
 def _slug(text: str) -> str:
@@ -72,61 +120,165 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _quartiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    n = len(ordered)
+
+    def at(q: float) -> float:
+        pos = q * (n - 1)
+        lo = math.floor(pos)
+        hi = min(lo + 1, n - 1)
+        return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+    return at(0.25), at(0.75)
+
+
+def _spread(m: Measurement) -> tuple[float | None, float | None, str]:
+    """(low, high, kind) of a measurement's median: IQR of its samples, else its recorded range."""
+    if len(m.samples) >= 2:
+        q1, q3 = _quartiles(list(m.samples))
+        return q1, q3, "IQR"
+    if m.min is not None and m.max is not None and m.max >= m.min:
+        return m.min, m.max, "range"
+    return None, None, ""
+
+
+def _status(m: Measurement) -> str:
+    if m.health == "degraded":
+        return "degraded"
+    if not m.comparable:
+        return "not comparable"
+    return "healthy" if m.health == "healthy" else "health unknown"
+
+
 def collect(data: SiteData) -> list[Chart]:
-    contract_names = {c.id: c.name for c in data.by_kind.get("contract", [])}
+    contracts = {c.id: c.name for c in data.by_kind.get("contract", [])}
+    audits = {a.contract: a for a in data.by_kind.get("flop-audit", []) if isinstance(a, FlopAudit) and a.contract}
     groups: dict[tuple[str, str, str], list[Point]] = defaultdict(list)
     for m in data.by_kind.get("measurement", []):
-        if m.outcome != "ok" or m.median is None:
+        if not isinstance(m, Measurement) or m.outcome != "ok" or m.median is None:
             continue
-        contract = contract_names.get(m.contract or "", "")
+        cid = m.contract or ""
         topology = (m.allocation.topology if m.allocation else None) or "unknown topology"
         alloc = m.allocation.id if m.allocation else ""
-        commit = m.source.sha[:12] if m.source else ""
-        groups[(m.metric, contract, m.unit)].append(Point(m.id, m.when, m.median, topology, alloc, commit))
-        if m.mfu_percent is not None:
-            groups[("MFU", contract, "%")].append(Point(m.id, m.when, m.mfu_percent, topology, alloc, commit))
+        commit = m.source.sha if m.source else ""
+        eligible = m.baseline_eligible
+        low, high, kind = _spread(m)
+        base = dict(
+            id=m.id, when=m.when, topology=topology, allocation=alloc, commit=commit, eligible=eligible
+        )
+        groups[(m.metric, cid, m.unit)].append(
+            Point(value=m.median, low=low, high=high, spread=kind, status=_status(m), **base)
+        )
+        audit = data.by_id.get(m.flop_audit) if m.flop_audit else audits.get(cid)
+        derived = recompute(m, audit) if isinstance(audit, FlopAudit) else None
+        mfu = derived["mfu_percent"] if derived else m.mfu_percent
+        tput = derived["throughput"] if derived else m.throughput
+        # MFU and throughput are inversely proportional to the step time: the same relative spread.
+        for metric, unit, value in (("MFU", "%", mfu), ("throughput", m.throughput_unit or "samples/s", tput)):
+            if value is None:
+                continue
+            lo = value * m.median / high if high and m.metric == "step_time" else None
+            hi = value * m.median / low if low and m.metric == "step_time" else None
+            groups[(metric, cid, unit)].append(
+                Point(value=value, low=lo, high=hi, spread=kind if lo else "", status=_status(m), **base)
+            )
     charts = []
     used: set[str] = set()
-    for (metric, contract, unit), points in sorted(groups.items()):
+    for (metric, cid, unit), points in sorted(groups.items()):
+        contract = contracts.get(cid, "")
         slug = _slug(f"{metric}-{contract}" if contract else metric)
         while slug in used:
             slug += "-x"
         used.add(slug)
-        points.sort(key=lambda p: (p.when, p.id))
-        charts.append(Chart(metric, contract, unit, slug, points))
+        chart = Chart(metric, contract, cid, unit, slug, points)
+        _place(chart, data.commit_order)
+        charts.append(chart)
     return charts
 
 
-def svg(chart: Chart) -> bytes:
+def _place(chart: Chart, order: dict[str, tuple[int, str]]) -> None:
+    """x positions: one per commit in source order; points of one commit side by side."""
+    first: dict[str, tuple[datetime, str]] = {}
+    for p in chart.points:
+        key = p.commit or f"run:{p.id}"
+        seen = (p.when, p.id)
+        first[key] = min(first.get(key, seen), seen)
+    known = all(k in order for k in first if not k.startswith("run:")) and any(k in order for k in first)
+    if known:
+        keys = sorted(first, key=lambda k: (order[k][0], "") if k in order else (math.inf, first[k][1]))
+        chart.x_label = ORDER_GIT
+    else:
+        keys = sorted(first, key=lambda k: first[k])
+        chart.x_label = ORDER_FIRST_SEEN
+    position = {k: i for i, k in enumerate(keys)}
+    chart.commits = []
+    for k in keys:
+        if k.startswith("run:"):
+            chart.commits.append(("no commit", first[k][0].strftime("%Y-%m-%d")))
+        else:
+            date = order[k][1] if known and k in order else first[k][0].strftime("%Y-%m-%d")
+            chart.commits.append((k[:7], date))
+    # Several points on one commit sit side by side, in topology then record order.
+    by_commit: dict[int, list[Point]] = defaultdict(list)
+    for p in chart.points:
+        by_commit[position[p.commit or f"run:{p.id}"]].append(p)
+    for x, group in by_commit.items():
+        group.sort(key=lambda p: (_gpus_of(p.topology), p.topology, not p.eligible, p.when, p.id))
+        width = min(0.6, 0.15 * (len(group) - 1))
+        for i, p in enumerate(group):
+            p.x = x + (width * (i / (len(group) - 1) - 0.5) if len(group) > 1 else 0.0)
+    chart.points.sort(key=lambda p: (p.x, p.id))
+
+
+def svg(chart: Chart, *, width: float = 8.0, height: float = 3.8) -> bytes:
     """The chart as SVG bytes; the same points always give the same bytes."""
     import matplotlib
     from matplotlib.figure import Figure  # no pyplot: no global figure state, no GUI backend
+    from matplotlib.lines import Line2D
 
     with matplotlib.rc_context(SVG_RC):
-        fig = Figure(figsize=(8, 3.6), dpi=100)
+        fig = Figure(figsize=(width, height), dpi=100)
         ax = fig.add_subplot()
-        by_topology: dict[str, list[Point]] = defaultdict(list)
-        for p in chart.points:
-            by_topology[p.topology].append(p)
-        for topology, points in sorted(by_topology.items()):
-            ax.plot(
-                [p.when for p in points],
-                [p.value for p in points],
-                marker="o",
-                markersize=3,
-                linewidth=1,
-                label=_short(topology, 30),
-            )
-        # Commits are labelled where few enough points leave room to read them.
-        if len(chart.points) <= 20:
-            for p in chart.points:
-                if p.commit:
-                    ax.annotate(p.commit[:7], (p.when, p.value), fontsize=6, xytext=(2, 4), textcoords="offset points")
-        ax.set_ylabel(_short(f"{chart.metric} ({chart.unit})", 40))
-        ax.set_title(_short(f"{chart.metric}" + (f" under {chart.contract}" if chart.contract else ""), 90))
-        if by_topology:
-            ax.legend(loc="best", fontsize=7)
-        fig.autofmt_xdate()
+        topologies = sorted({p.topology for p in chart.points}, key=lambda t: (_gpus_of(t), t))
+        handles = []
+        for n, topology in enumerate(topologies):
+            colour = COLOURS[n % len(COLOURS)]
+            series = [p for p in chart.points if p.topology == topology]
+            good = [p for p in series if p.eligible]
+            bad = [p for p in series if not p.eligible]
+            for group, hollow in ((good, False), (bad, True)):
+                bars = [p for p in group if p.low is not None and p.high is not None]
+                if bars:
+                    ax.vlines([p.x for p in bars], [p.low for p in bars], [p.high for p in bars], colors=colour,
+                              linewidth=1.2, alpha=0.45 if hollow else 0.8)
+            if good:
+                # Only healthy, eligible points are joined: a degraded run is not a regression.
+                ax.plot([p.x for p in good], [p.value for p in good], color=colour, linewidth=1.2, marker="o",
+                        markersize=4, markerfacecolor=colour, markeredgecolor=colour)
+            if bad:
+                ax.plot([p.x for p in bad], [p.value for p in bad], linestyle="none", marker="o", markersize=6,
+                        markerfacecolor="white", markeredgecolor=colour, markeredgewidth=1.4)
+            handles.append(Line2D([], [], color=colour, marker="o", markersize=4, label=_short(topology, 28)))
+        if any(not p.eligible for p in chart.points):
+            handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="white",
+                                  markeredgecolor="#555555", label="degraded or ineligible (not joined)"))
+        kinds = sorted({p.spread for p in chart.points if p.spread})
+        if kinds:
+            text = " / ".join({"IQR": "interquartile range", "range": "min-max range"}[k] for k in kinds)
+            handles.append(Line2D([], [], color="#555555", linewidth=1.2, label=f"bar: {text}"))
+        n = len(chart.commits)
+        step = max(1, math.ceil(n / MAX_TICKS))
+        ticks = list(range(0, n, step))
+        ax.set_xticks(ticks, labels=[f"{chart.commits[i][0]}\n{chart.commits[i][1]}" for i in ticks], fontsize=7)
+        ax.set_xlim(-0.6, max(n - 1, 0) + 0.6)
+        top = max([p.high if p.high is not None else p.value for p in chart.points] or [1.0])
+        ax.set_ylim(0, top * 1.12 if top > 0 else 1.0)
+        ax.set_ylabel(_short(chart.y_label, 48))
+        ax.set_xlabel(_short(chart.x_label + (f"; every {step}th labelled" if step > 1 else ""), 100), fontsize=8)
+        ax.set_title(_short(chart.title, 90), fontsize=10)
+        if handles:
+            ax.legend(handles=handles, loc="lower left", fontsize=7, framealpha=0.9)
         with warnings.catch_warnings():
             # A label too long for the margins only costs layout; the library never warns.
             warnings.simplefilter("ignore")
@@ -136,13 +288,13 @@ def svg(chart: Chart) -> bytes:
     return out.getvalue()
 
 
-def render(data: SiteData, env, write_bytes) -> Iterator[Page]:
+def render(data: SiteData, env, write_bytes, charts: list[Chart] | None = None) -> Iterator[Page]:
     """Chart pages; `write_bytes(path, bytes)` writes each SVG beside its page."""
-    charts = collect(data)
+    charts = collect(data) if charts is None else charts
     template = env.get_template("chart.md.j2")
     for chart in charts:
         page = f"charts/{chart.slug}.md"
         write_bytes(f"charts/{chart.svg}", svg(chart))
-        shown = Chart(chart.metric, chart.contract, chart.unit, chart.slug, list(reversed(chart.points))[:TABLE_ROWS])
-        yield Page(page, template.render(data=data, page=page, chart=shown, total=len(chart.points)))
+        rows = sorted(chart.points, key=lambda p: (-p.x, p.id))[:TABLE_ROWS]
+        yield Page(page, template.render(data=data, page=page, chart=chart, rows=rows, total=len(chart.points)))
     yield Page(INDEX, env.get_template("charts_index.md.j2").render(data=data, page=INDEX, charts=charts))

@@ -58,6 +58,8 @@ class SiteData:
     cited: set[str] = field(default_factory=set)
     listing: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (page, anchor)
     listing_pages: dict[str, dict[str, list[Envelope]]] = field(default_factory=dict)  # kind -> page -> records
+    #: recorded commit SHA -> (position in the measured source's order, commit date); see site.history.
+    commit_order: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     @classmethod
     def build(

@@ -1,4 +1,10 @@
-"""Home: the stopping-point table (derived, never typed) and what changed lately."""
+"""Home is the stopping point: the current contract's table (derived by
+`ledger.analysis.status`, never typed), the newest decisions, what is owed, every other
+contract's own stopping-point page, and what changed lately.
+
+The sections are `ledger.analysis.status` sections, so one added there (re-gates owed,
+sweeps) shows here and in `ledger status` alike.
+"""
 
 from __future__ import annotations
 
@@ -8,62 +14,99 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from ..analysis.status import OwedEntry, Status, build_status
+from ..analysis.stopping_point import stopping_point
+from ..pages import spec_owed
+from ..schema.kinds import Contract, Measurement
+from . import charts
 from .context import Page, SiteData, relative
+from .escape import md_inline
+from .tables import table, verdict
+from .templating import clip
 
 PAGE = "index.md"
-RECENT = 15
+CONTRACTS = "contracts/"
+RECENT = 12
+
+
+def contract_page(contract_id: str) -> str:
+    return f"{CONTRACTS}{contract_id}.md"
+
+
+def owed_entries(data: SiteData) -> list[OwedEntry]:
+    return [
+        OwedEntry(o.text, o.owner, list(o.issues), o.spec)
+        for spec in data.specs
+        for o in spec_owed(spec.name, spec.body, spec.front)
+    ]
+
+
+def status_of(data: SiteData, contract: str | None = None, asked: bool = False) -> Status:
+    return build_status(data.records, contract or data.contract_name, asked=asked, owed=owed_entries(data))
 
 
 @dataclass
-class StopRow:
-    topology: str
-    batch: str
-    median: str
-    throughput: str
-    mfu: str
-    status: str
-    evidence: Markup
-    measurement_ids: tuple[str, ...] = ()
+class ContractRow:
+    contract: Contract
+    measurements: int
+    newest: str
+    current: bool
 
 
-def stopping_rows(data: SiteData) -> list[StopRow]:
-    """Rows of the stopping-point table, derived by `ledger.analysis.stopping_point`."""
-    from ..analysis.stopping_point import stopping_point
-
-    _, rows = stopping_point(data.records, data.contract_name)
-    return [_row(data, row) for row in rows]
-
-
-def _row(data: SiteData, row) -> StopRow:
-    m = row.measurement
-    status = row.status + (f" ({'; '.join(row.reasons)})" if row.reasons else "")
-    ids = [m.id] if m is not None else []
-    if m is None or m.outcome != "ok" or m.median is None:
-        return StopRow(row.topology, row.batch, "no valid step", "–", "–", status, _links(data, ids), tuple(ids))
-    # Every figure in the row carries only what the measurement's spread supports (the
-    # checker's figures-spread rule reads this page too).
-    median = data.quote(m.id, m.median, m.unit)
-    throughput = data.quote(m.id, row.throughput, m.throughput_unit or "")
-    mfu = data.quote(m.id, row.mfu, "%") if row.mfu is not None else "–"
-    convention = (
-        row.flop_audit.peak.name if row.flop_audit is not None and row.mfu_recomputed is not None else m.peak_convention
-    )
-    if convention and row.mfu is not None:
-        mfu += f" ({convention})"
-    return StopRow(row.topology, row.batch, median, throughput, mfu, status, _links(data, ids), tuple(ids))
+def contract_rows(data: SiteData, current_id: str | None) -> list[ContractRow]:
+    counts: Counter[str] = Counter()
+    newest: dict[str, str] = {}
+    for m in data.by_kind.get("measurement", []):
+        if isinstance(m, Measurement) and m.contract:
+            counts[m.contract] += 1
+            day = m.when.strftime("%Y-%m-%d")
+            newest[m.contract] = max(newest.get(m.contract, ""), day)
+    rows = [
+        ContractRow(c, counts[c.id], newest.get(c.id, "–"), c.id == current_id)
+        for c in data.by_kind.get("contract", [])
+        if isinstance(c, Contract)
+    ]
+    rows.sort(key=lambda r: (not r.current, r.newest == "–", r.newest, r.contract.name), reverse=False)
+    current = [r for r in rows if r.current]
+    rest = sorted((r for r in rows if not r.current), key=lambda r: (r.newest != "–", r.newest), reverse=True)
+    return current + rest
 
 
-def _links(data: SiteData, ids: list[str]) -> Markup:
-    if not ids:
-        return Markup("–")
-    return Markup(", ").join(data.link(i, PAGE) for i in ids)
+def section_markdown(data: SiteData, page: str, section) -> Markup:
+    """A status section as a fitted table: the verdict word marked, its detail in plain text."""
+    if not section.rows:
+        return Markup(section.empty and f"{section.empty}\n" or "")
+
+    def detail(text: str | None) -> Markup:
+        return Markup(" ") + md_inline(clip(text, 100)) if text else Markup("")
+
+    def render(col, row):
+        if section.key == "stopping_point" and col.key == "topology" and row.get("measurement"):
+            # The row's topology links to its measurement, so the id column may leave on phones.
+            return data.link(row["measurement"], page, row["topology"])
+        if section.key == "stopping_point" and col.key == "status":
+            reasons = "; ".join(row.get("reasons") or [])
+            return verdict(row["status"]) + detail(f"({reasons})" if reasons else None)
+        if section.key == "decisions" and col.key == "verdict":
+            return verdict(row["verdict"]) + detail(row.get("qualifier"))
+        if section.key == "decisions" and col.key == "family" and row.get("id"):
+            return data.link(row["id"], page, row["family"])
+        return None
+
+    columns = section.columns
+    if section.key == "decisions":
+        columns = [c for c in columns if c.key != "id"]
+    notes = "".join(f"\n{n}\n" for n in section.notes)
+    return table(data, page, columns, section.rows, render) + Markup(notes)
 
 
-def render(data: SiteData, env) -> Iterator[Page]:
-    from ..analysis.stopping_point import current_contract
 
-    contract = current_contract(data.records, data.contract_name)
+def render(data: SiteData, env, all_charts=None) -> Iterator[Page]:
+    status = status_of(data)
+    current_id = status.contract["id"] if status.contract else None
+    contracts = contract_rows(data, current_id)
     counts = sorted(Counter(r.kind for r in data.records).items())
+    sections = [(s, section_markdown(data, PAGE, s)) for s in status.sections]
     text = env.get_template("home.md.j2").render(
         data=data,
         page=PAGE,
@@ -71,15 +114,42 @@ def render(data: SiteData, env) -> Iterator[Page]:
         total=len(data.records),
         counts=counts,
         latest=data.latest_time(),
-        contract=contract,
-        contract_link=data.link(contract.id, PAGE, contract.name) if contract else "",
-        rows=stopping_rows(data),
+        status=status,
+        contract=data.by_id.get(current_id) if current_id else None,
+        contract_page=contract_page(current_id) if current_id else None,
+        contracts=contracts,
+        contract_page_of=contract_page,
+        sections=sections,
         recent=data.newest(RECENT),
         relative=relative,
     )
     yield Page(PAGE, text)
+    all_charts = charts.collect(data) if all_charts is None else all_charts
+    for row in contracts:
+        yield contract_stopping_page(data, env, row.contract, row.current, status.contract_rule, all_charts)
+
+
+def contract_stopping_page(data: SiteData, env, contract: Contract, current: bool, rule: str, all_charts) -> Page:
+    page = contract_page(contract.id)
+    status = status_of(data, contract.id, asked=True)
+    section = status.section("stopping_point")
+    thumbs = [c for c in all_charts if c.contract_id == contract.id]
+    text = env.get_template("contract.md.j2").render(
+        data=data,
+        page=page,
+        contract=contract,
+        current=current,
+        rule=rule,
+        table=section_markdown(data, page, section) if section else Markup(""),
+        charts=thumbs,
+    )
+    return Page(page, text)
 
 
 def cited_ids(data: SiteData) -> set[str]:
-    """Measurements the stopping-point table cites (they get a page each)."""
-    return {rid for row in stopping_rows(data) for rid in row.measurement_ids}
+    """Measurements a stopping-point table cites, under any contract (they get a page each)."""
+    out: set[str] = set()
+    for contract in data.by_kind.get("contract", []):
+        _, rows = stopping_point(data.records, contract=contract)
+        out.update(r.measurement.id for r in rows if r.measurement is not None)
+    return out

@@ -27,7 +27,25 @@ NAV = (
     ("Records", "records/index.md"),
 )
 #: Folders of generated pages that are reached through their index, not the nav.
-NOT_IN_NAV = ("records/", "report/", "charts/", "specs/")
+NOT_IN_NAV = ("records/", "report/", "charts/", "specs/", "contracts/")
+#: Static files ledger writes beside the generated pages (under the docs folder).
+ASSETS = "assets/ledger/"
+CSS = ASSETS + "ledger.css"
+#: The file:// Worker polyfill; its name says "iframe-worker", so MkDocs-Material's offline
+#: plugin does not add its CDN copy (https://unpkg.com/iframe-worker/shim).
+SHIM = ASSETS + "iframe-worker-shim.js"
+PALETTE = [
+    {
+        "media": "(prefers-color-scheme: light)",
+        "scheme": "default",
+        "toggle": {"icon": "material/weather-night", "name": "Switch to dark mode"},
+    },
+    {
+        "media": "(prefers-color-scheme: dark)",
+        "scheme": "slate",
+        "toggle": {"icon": "material/weather-sunny", "name": "Switch to light mode"},
+    },
+]
 
 
 def _load(path: Path):
@@ -50,7 +68,15 @@ def docs_dir(mkdocs_yml: Path) -> Path:
 
 
 def directory_urls(mkdocs_yml: Path) -> bool:
-    return bool(_load(mkdocs_yml).get("use_directory_urls", True))
+    """Whether MkDocs will write page/index.html URLs (the offline plugin turns them off)."""
+    data = _load(mkdocs_yml)
+    plugins = data.get("plugins") or []
+    for plugin in plugins if isinstance(plugins, list) else []:
+        if plugin == "offline" or (isinstance(plugin, dict) and "offline" in plugin):
+            options = plugin.get("offline") if isinstance(plugin, dict) else None
+            if not (isinstance(options, dict) and options.get("enabled") is False):
+                return False
+    return bool(data.get("use_directory_urls", True))
 
 
 def nav_entries(prefix: str = "") -> list[dict[str, str]]:
@@ -61,27 +87,70 @@ def not_in_nav(prefix: str = "") -> str:
     return "".join(f"/{prefix}{folder}\n" for folder in NOT_IN_NAV)
 
 
-def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
-    """Add ledger's nav and not_in_nav to mkdocs.yml when it has none (comments kept).
+def _names(items) -> list[str]:
+    return [next(iter(i)) if isinstance(i, dict) else str(i) for i in items or []]
 
-    A nav the user wrote is left as it is: they own it (the project's own docs site lists
-    the generated index pages inside a larger nav).
+
+def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
+    """Add what ledger's pages need to mkdocs.yml, keeping the user's keys and comments.
+
+    - a nav of ledger's index pages and `not_in_nav` for the rest, when there is none (a nav
+      the user wrote is theirs: the project's own docs list the index pages in a larger
+      nav), and the generated folders missing from a `not_in_nav` ledger wrote;
+    - what lets the site work wherever it is opened (file://, `ledger site serve`, any
+      static host): MkDocs-Material's `offline` plugin with non-directory URLs, and the
+      vendored Worker polyfill so search needs no CDN;
+    - the palette toggle (light and dark) when the theme sets no palette;
+    - ledger's stylesheet and the Markdown extensions its tables and cards use.
+    Nothing the user set is overwritten. True when the file changed.
     """
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     from ruamel.yaml.scalarstring import LiteralScalarString
 
     from ..config import yaml_rt
 
     original = mkdocs_yml.read_text(encoding="utf-8")
     data = _load(mkdocs_yml)
-    changed = False
     if "nav" not in data:
         data["nav"] = nav_entries(prefix)
-        changed = True
     if "not_in_nav" not in data:
         data["not_in_nav"] = LiteralScalarString(not_in_nav(prefix))
-        changed = True
-    if not changed:
-        return False
+    elif f"/{prefix}records/" in str(data["not_in_nav"]):
+        text = str(data["not_in_nav"])
+        missing = [f"/{prefix}{folder}" for folder in NOT_IN_NAV if f"/{prefix}{folder}" not in text]
+        if missing:
+            data["not_in_nav"] = LiteralScalarString(text.rstrip("\n") + "\n" + "\n".join(missing) + "\n")
+    if "use_directory_urls" not in data:
+        data["use_directory_urls"] = False
+    plugins = data.get("plugins")
+    if plugins is None:
+        data["plugins"] = CommentedSeq(["search", "offline"])
+    elif isinstance(plugins, list) and "offline" not in _names(plugins):
+        plugins.append("offline")
+    theme = data.get("theme")
+    if isinstance(theme, dict) and theme.get("name") == "material" and "palette" not in theme:
+        theme["palette"] = PALETTE
+    extensions = data.get("markdown_extensions")
+    if extensions is None:
+        data["markdown_extensions"] = CommentedSeq(["tables", "attr_list", "md_in_html"])
+    elif isinstance(extensions, list):
+        for name in ("attr_list", "md_in_html"):
+            if name not in _names(extensions):
+                extensions.append(name)
+    css = data.get("extra_css")
+    if css is None:
+        data["extra_css"] = CommentedSeq([prefix + CSS])
+    elif isinstance(css, list) and prefix + CSS not in css:
+        css.append(prefix + CSS)
+    extra = data.get("extra")
+    if extra is None:
+        data["extra"] = extra = CommentedMap()
+    if isinstance(extra, dict):
+        polyfills = extra.get("polyfills")
+        if polyfills is None:
+            extra["polyfills"] = CommentedSeq([prefix + SHIM])
+        elif isinstance(polyfills, list) and not any("iframe-worker" in str(p) for p in polyfills):
+            polyfills.append(prefix + SHIM)
     out = io.StringIO()
     yaml_rt().dump(data, out)
     if out.getvalue() != original:

@@ -79,6 +79,18 @@ def _figure(value: Any, spread: Any = None) -> str:
     return figure(value)
 
 
+_PLURALS = {"hypothesis": "hypotheses", "flop-audit": "flop audits", "memory-profile": "memory profiles"}
+
+
+def plural(word: Any, count: int) -> str:
+    """`1 decision`, `11 decisions`, `2 hypotheses`: a count with its noun agreeing."""
+    word = str(word)
+    if count == 1:
+        return f"1 {word.replace('-', ' ')}"
+    many = _PLURALS.get(word) or (word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s")
+    return f"{count} {many.replace('-', ' ')}"
+
+
 def environment(user_templates: Path | None = None):
     """The environment: the user's folder first (if any), then the packaged templates."""
     from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
@@ -110,6 +122,7 @@ def environment(user_templates: Path | None = None):
         figure=_figure,
         page_title=_page_title,
         percent=percent,
+        plural=plural,
         when=_when,
     )
     return env
