@@ -74,10 +74,15 @@ def test_compare_one_allocation_json_and_table(repo: Path) -> None:
     assert out["attributable"] is True and out["test"]["method"] == "exact"
     assert out["a"]["n"] == 12 and out["b"]["n"] == 12
     assert out["difference"] == pytest.approx(out["b"]["median"] - out["a"]["median"])
-    # Twelve noisy sleeps support one significant figure of the difference, not six.
-    assert len(out["difference_text"].split()[0].replace("0.", "").lstrip("0")) <= 2
+    # Twelve noisy sleeps support two significant figures of the difference, not six: it is
+    # rounded at its uncertainty's leading digit.
+    number = out["difference_text"].split()[0]
+    assert len(number.lstrip("+-").replace(".", "").lstrip("0")) <= 2, number
     table = run_ledger(repo, "compare", a, b)
     assert table.returncode == 0 and "Mann-Whitney U" in table.stdout and "one allocation" in table.stdout
+    # The text prints exactly the JSON's figures: one policy, no second rounding.
+    assert out["difference_text"] in table.stdout and out["percent_text"] in table.stdout
+    assert f"{out['a']['median_text']} {out['a']['unit']}" in table.stdout
 
 
 def test_cross_allocation_refused_then_labelled(repo: Path) -> None:

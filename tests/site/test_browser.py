@@ -54,19 +54,20 @@ def served(xss_site):
 
 
 def _pages(site: Path) -> dict[str, str]:
-    record = next(p for p in (site / "records/measurement").iterdir() if p.is_dir() and len(p.name) == 26)
-    chart = next(p for p in (site / "charts").iterdir() if p.is_dir() and p.name.startswith("decode"))
+    # Non-directory URLs (the offline plugin): every page is a PAGE.html file.
+    record = next(p for p in (site / "records/measurement").glob("*.html") if len(p.stem) == 26)
+    chart = next(p for p in (site / "charts").glob("decode*.html"))
     return {
-        "home": "",
-        "decisions": "decisions/",
-        "record": f"records/measurement/{record.name}/",
-        "chart": f"charts/{chart.name}/",
-        "spec": "specs/decode-speed/",
-        "hypotheses": "hypotheses/",
-        "report": "report/2026-07/",
-        "sandwiches": "sandwiches/",
-        "listing": "records/measurement/2026-07/",
-        "decision": "records/decision/01KXZFFP80000000000000000D/",
+        "home": "index.html",
+        "decisions": "decisions/index.html",
+        "record": f"records/measurement/{record.name}",
+        "chart": f"charts/{chart.name}",
+        "spec": "specs/decode-speed.html",
+        "hypotheses": "hypotheses/index.html",
+        "report": "report/2026-07.html",
+        "sandwiches": "sandwiches/index.html",
+        "listing": "records/measurement/2026-07.html",
+        "decision": "records/decision/01KXZFFP80000000000000000D.html",
     }
 
 
@@ -127,7 +128,7 @@ def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path)
                 assert injected == [], f"{name}: {injected}"
                 page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=False)
             # The corpus is shown as typed, not swallowed: the reader sees the text.
-            page.goto(served + "decisions/", wait_until="networkidle")
+            page.goto(served + "decisions/index.html", wait_until="networkidle")
             assert '</title><script>alert("t")</script>' in page.inner_text("article")
         finally:
             browser.close()
@@ -152,6 +153,6 @@ def test_strict_build_fails_on_a_broken_link_and_names_it(campaign):
     )
     result = run_ledger(campaign.root, "site", "build", "--strict")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "specs/broken/index.html" in result.stderr and "missing" in result.stderr
+    assert "specs/broken.html" in result.stderr and "missing" in result.stderr
     relaxed = run_ledger(campaign.root, "site", "build")
     assert relaxed.returncode == 0 and "warning:" in relaxed.stderr

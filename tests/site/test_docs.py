@@ -25,5 +25,5 @@ def test_reference_pages_cover_every_kind_rule_and_command(tmp_path):
 def test_project_docs_site_builds_strict(tmp_path):
     result = run_ledger(ROOT, "site", "build", "--strict", "--out", str(tmp_path / "site"))
     assert result.returncode == 0, result.stdout + result.stderr
-    for page in ("index.html", "guide/site/index.html", "reference/kinds/index.html", "evidence/index.html"):
+    for page in ("index.html", "guide/site.html", "reference/kinds.html", "evidence/index.html"):
         assert (tmp_path / "site" / page).is_file(), page

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import LedgerError, Problem
-from .figures import MAX_DIGITS, format_figure, supported_digits_from_samples, trim
+from .figures import MIN_CONFIDENCE_INTERVAL, quote, quote_delta
 
 #: Exact U distribution when there are no ties and the sides are this small together.
 EXACT_LIMIT = 200
@@ -200,14 +200,6 @@ def uncertainty(values: Sequence[float]) -> float | None:
     return 1.645 * std / math.sqrt(len(middle))
 
 
-def _text(value: float, spread: float | None, unit: str = "") -> str:
-    if spread is None:
-        return f"{trim(value, MAX_DIGITS):g}{unit}"
-    if spread == 0:
-        return f"{trim(value, MAX_DIGITS):g}{unit}"
-    return format_figure(value, spread, unit)
-
-
 # -- the comparison ---------------------------------------------------------------------------
 
 
@@ -278,11 +270,11 @@ def _side(records: list[Any], label: str) -> Side:
         spread=spread,
         interval=interval,
     )
+    # The one digit policy (ledger.analysis.figures.quote): to the digits the spread supports.
     digits_spread = uncertainty(values)
-    side.median_text = (
-        _text(median, digits_spread, "")
-        if digits_spread is None
-        else format(trim(median, supported_digits_from_samples(values)), "g")
+    side.median_text = quote(
+        median,
+        100.0 * max(digits_spread, MIN_CONFIDENCE_INTERVAL) / abs(median) if digits_spread is not None and median else None,
     )
     return side
 
@@ -452,9 +444,11 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
         a=sa,
         b=sb,
         difference=diff,
-        difference_text=_text(diff, diff_unc, f" {sa.unit}"),
+        # Differences are rounded at their uncertainty's leading digit (figures.quote_delta), so
+        # the text and the JSON's *_text fields are the same string.
+        difference_text=quote_delta(diff, diff_unc, sa.unit),
         percent=percent,
-        percent_text=_text(percent, 100.0 * diff_unc / sa.median if diff_unc is not None and sa.median else None, "%")
+        percent_text=quote_delta(percent, 100.0 * diff_unc / abs(sa.median) if diff_unc and sa.median else None, "%")
         if percent is not None
         else None,
         ratio=ratio,
@@ -462,7 +456,7 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
         cliffs_delta=delta,
         cliffs_magnitude=cliffs_magnitude(delta) if delta is not None else None,
         hodges_lehmann=hl,
-        hodges_lehmann_text=_text(hl, diff_unc, f" {sa.unit}") if hl is not None else None,
+        hodges_lehmann_text=quote_delta(hl, diff_unc, sa.unit) if hl is not None else None,
         alpha=alpha,
         verdict=verdict,
         attributable=attributable,

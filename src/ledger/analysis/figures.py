@@ -217,3 +217,90 @@ def readable_duration(seconds: float | None) -> str:
 def exact_bytes(n: int | float) -> str:
     """The exact count with thousands separators: '52,022,503,936 bytes'."""
     return f"{int(n):,} bytes"
+
+
+def quote_spread(value: float | None, spread: float | None, unit: str = "", *, sign: bool = False) -> str:
+    """`value` to the digits an absolute `spread` (same unit) supports; as recorded without one.
+    `sign` writes a leading + on positive values (deltas)."""
+    if value is None:
+        return "–"
+    number = float(value)
+    if spread and number and math.isfinite(number):
+        text = format_figure(number, abs(float(spread)))
+    else:
+        text = as_recorded(number)
+    if sign and number > 0 and not text.startswith("+"):
+        text = "+" + text
+    return _join(text, unit)
+
+
+def quote_delta(value: float | None, spread: float | None, unit: str = "") -> str:
+    """A difference, rounded at the leading digit of its uncertainty `spread` (same unit),
+    signed: +17.8% with a 0.3-point spread, +0.18% with 0.044. A difference is small
+    against its parts, so torch's median rule (digits from value / uncertainty) would
+    erase it; the uncertainty's own decimal place is where its digits stop meaning."""
+    if value is None:
+        return "–"
+    number = float(value)
+    if spread and math.isfinite(number) and math.isfinite(float(spread)):
+        place = math.floor(math.log10(abs(float(spread))))
+        text = f"{round(number, -place):.{max(0, -place)}f}"
+    else:
+        text = as_recorded(number)
+    if number > 0 and not text.startswith("+"):
+        text = "+" + text
+    if text in ("+0", "-0") or text.lstrip("+-").strip("0.") == "":
+        text = text.lstrip("+-")
+    return _join(text, unit)
+
+
+def quote_at(value: float | None, resolution: float | None, unit: str = "") -> str:
+    """`value` rounded at the leading digit of `resolution` (an interval's width, say), so
+    the ends of an interquartile range stay apart: 0.7079 to 0.7083 s, not 0.708 to 0.708."""
+    if value is None:
+        return "–"
+    if not resolution or not math.isfinite(float(resolution)):
+        return _join(as_recorded(value), unit)
+    place = math.floor(math.log10(abs(float(resolution))))
+    return _join(f"{round(float(value), -place):.{max(0, -place)}f}", unit)
+
+
+def quote_rough(value: float | None, unit: str = "") -> str:
+    """A spread or drift: itself a rough figure, quoted to two significant figures."""
+    if value is None:
+        return "–"
+    number = float(value)
+    if not number or not math.isfinite(number):
+        return _join(as_recorded(number), unit)
+    return _join(
+        format_figure(number, abs(number) / 100.0)
+        if abs(number) >= 1
+        else f"{trim(number, 2):.{max(2 - (math.floor(math.log10(abs(number))) + 1), 0)}f}",
+        unit,
+    )
+
+
+def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
+    """A sandwich's figures as every surface prints them.
+
+    Each arm to the digits its measurement's spread supports (`uncertainty_of(id)` gives it
+    in percent); where the arm is not in the ledger, the drift |A - B| is the spread. The
+    delta to the digits the drift supports (the drift is the baseline's own uncertainty);
+    drift and floor, themselves spreads, to two significant figures.
+    """
+    drift_abs = abs(s.a_value - s.b_value) or None
+
+    def arm(rid, value):
+        pct = uncertainty_of(rid) if uncertainty_of and rid else None
+        return quote(value, pct, s.unit) if pct else quote_spread(value, drift_abs, s.unit)
+
+    return {
+        "a": arm(s.control_a, s.a_value),
+        "candidate": arm(s.candidate, s.candidate_value),
+        "b": arm(s.control_b, s.b_value),
+        "midpoint": quote_spread(s.midpoint, drift_abs, s.unit),
+        "delta": quote_delta(s.delta, drift_abs, s.unit),
+        "delta_percent": quote_delta(s.delta_percent, s.drift_percent or None, "%"),
+        "drift_percent": quote_rough(s.drift_percent, "%"),
+        "floor_percent": quote_rough(s.floor_percent, "%"),
+    }

@@ -100,6 +100,23 @@ class Status:
         }
 
 
+def verdict_rest(verdict: str, qualifier: str | None) -> str:
+    """What follows the verdict word: `; 4x only`, or ` or timing-neutral` when the qualifier
+    already starts with the verdict (never `rejected; rejected or timing-neutral`)."""
+    if not qualifier:
+        return ""
+    q = qualifier.strip()
+    if q.lower().startswith(verdict.lower()):
+        rest = q[len(verdict) :]
+        return rest if rest[:1] in (" ", ",", ";", ":") else f"; {q}"
+    return f"; {q}"
+
+
+def verdict_phrase(verdict: str, qualifier: str | None) -> str:
+    """`accepted; 4x only`, `rejected or timing-neutral`: the verdict and its qualifier, said once."""
+    return verdict + verdict_rest(verdict, qualifier)
+
+
 def stopping_row(row: Row) -> dict[str, Any]:
     """One stopping-point row as plain data: figures quoted by the digit policy, exact values beside them."""
     m = row.measurement

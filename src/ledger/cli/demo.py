@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..analysis.status import verdict_phrase
 from .output import FORMAT_OPTION, console, print_json
 
 
@@ -51,7 +52,7 @@ def render(summary, out) -> None:
     for col in ("Family", "Decision", "Where to continue"):
         decisions.add_column(col, overflow="fold")
     for d in summary.decisions:
-        verdict = d["verdict"] + (f"; {d['qualifier']}" if d["qualifier"] else "")
+        verdict = verdict_phrase(d["verdict"], d["qualifier"])
         decisions.add_row(Text(d["family"]), Text(verdict), Text(d["where_to_continue"] or ""))
     out.print(decisions)
     if summary.check is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..analysis.keyed import issue_owner, owner_of
-from ..analysis.status import OwedEntry, build_status, unique_prefixes
+from ..analysis.status import OwedEntry, build_status, unique_prefixes, verdict_phrase
 from ..errors import InputError, Problem
 from ..pages import read_spec_owed
 from .output import FORMAT_OPTION, console, open_ledger, print_fitted, print_json
@@ -79,7 +79,7 @@ def render(status, out, prefixes: dict[str, str], unreadable: list[str]) -> None
                 {**r, "status": r["status"] + (f" ({'; '.join(r['reasons'])})" if r["reasons"] else "")} for r in rows
             ]
         if section.key == "decisions":
-            rows = [{**r, "verdict": r["verdict"] + (f"; {r['qualifier']}" if r["qualifier"] else "")} for r in rows]
+            rows = [{**r, "verdict": verdict_phrase(r["verdict"], r["qualifier"])} for r in rows]
         print_fitted(out, section.title, section.columns, rows, render=cell, empty=section.empty)
         for note in section.notes:
             out.print(Text("  " + note))

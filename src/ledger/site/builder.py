@@ -105,7 +105,8 @@ def load_data(ledger, progress: Progress = _noop) -> SiteData:
     if extra - data.cited:
         data = SiteData.build(title, records, specs, ledger.config.contract, extra_cited=extra)
     data.commit_order = commit_order(
-        (ledger.root / ledger.config.source).resolve(), (m.source.sha for m in data.by_kind.get("measurement", []) if m.source)
+        (ledger.root / ledger.config.source).resolve(),
+        (m.source.sha for m in data.by_kind.get("measurement", []) if m.source),
     )
     return data
 

@@ -65,6 +65,7 @@ class Point:
     spread: str = ""  # "IQR" or "range"
     status: str = "healthy"
     x: float = 0.0
+    spread_text: str = "–"
 
 
 @dataclass
@@ -164,9 +165,7 @@ def collect(data: SiteData) -> list[Chart]:
         commit = m.source.sha if m.source else ""
         eligible = m.baseline_eligible
         low, high, kind = _spread(m)
-        base = dict(
-            id=m.id, when=m.when, topology=topology, allocation=alloc, commit=commit, eligible=eligible
-        )
+        base = dict(id=m.id, when=m.when, topology=topology, allocation=alloc, commit=commit, eligible=eligible)
         groups[(m.metric, cid, m.unit)].append(
             Point(value=m.median, low=low, high=high, spread=kind, status=_status(m), **base)
         )
@@ -250,19 +249,51 @@ def svg(chart: Chart, *, width: float = 8.0, height: float = 3.8) -> bytes:
             for group, hollow in ((good, False), (bad, True)):
                 bars = [p for p in group if p.low is not None and p.high is not None]
                 if bars:
-                    ax.vlines([p.x for p in bars], [p.low for p in bars], [p.high for p in bars], colors=colour,
-                              linewidth=1.2, alpha=0.45 if hollow else 0.8)
+                    ax.vlines(
+                        [p.x for p in bars],
+                        [p.low for p in bars],
+                        [p.high for p in bars],
+                        colors=colour,
+                        linewidth=1.2,
+                        alpha=0.45 if hollow else 0.8,
+                    )
             if good:
                 # Only healthy, eligible points are joined: a degraded run is not a regression.
-                ax.plot([p.x for p in good], [p.value for p in good], color=colour, linewidth=1.2, marker="o",
-                        markersize=4, markerfacecolor=colour, markeredgecolor=colour)
+                ax.plot(
+                    [p.x for p in good],
+                    [p.value for p in good],
+                    color=colour,
+                    linewidth=1.2,
+                    marker="o",
+                    markersize=4,
+                    markerfacecolor=colour,
+                    markeredgecolor=colour,
+                )
             if bad:
-                ax.plot([p.x for p in bad], [p.value for p in bad], linestyle="none", marker="o", markersize=6,
-                        markerfacecolor="white", markeredgecolor=colour, markeredgewidth=1.4)
+                ax.plot(
+                    [p.x for p in bad],
+                    [p.value for p in bad],
+                    linestyle="none",
+                    marker="o",
+                    markersize=6,
+                    markerfacecolor="white",
+                    markeredgecolor=colour,
+                    markeredgewidth=1.4,
+                )
             handles.append(Line2D([], [], color=colour, marker="o", markersize=4, label=_short(topology, 28)))
         if any(not p.eligible for p in chart.points):
-            handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="white",
-                                  markeredgecolor="#555555", label="degraded or ineligible (not joined)"))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    linestyle="none",
+                    marker="o",
+                    markersize=6,
+                    markerfacecolor="white",
+                    markeredgecolor="#555555",
+                    label="degraded or ineligible (not joined)",
+                )
+            )
         kinds = sorted({p.spread for p in chart.points if p.spread})
         if kinds:
             text = " / ".join({"IQR": "interquartile range", "range": "min-max range"}[k] for k in kinds)
@@ -296,5 +327,10 @@ def render(data: SiteData, env, write_bytes, charts: list[Chart] | None = None) 
         page = f"charts/{chart.slug}.md"
         write_bytes(f"charts/{chart.svg}", svg(chart))
         rows = sorted(chart.points, key=lambda p: (-p.x, p.id))[:TABLE_ROWS]
+        for p in rows:
+            if p.low is not None and p.high is not None:
+                # The width, to the digits the measurement's spread supports (the page rules check
+                # every figure of a row against the record it links).
+                p.spread_text = f"{p.spread} {data.quote(p.id, p.high - p.low, chart.unit)}"
         yield Page(page, template.render(data=data, page=page, chart=chart, rows=rows, total=len(chart.points)))
     yield Page(INDEX, env.get_template("charts_index.md.j2").render(data=data, page=INDEX, charts=charts))

@@ -23,7 +23,12 @@ def commit_order(source: Path, shas: Iterable[str]) -> dict[str, tuple[int, str]
     try:
         if not git.is_repo():
             return {}
-        batch = git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", input="\n".join(wanted).encode() + b"\n", check=False)
+        batch = git.run(
+            "cat-file",
+            "--batch-check=%(objectname) %(objecttype)",
+            input="\n".join(wanted).encode() + b"\n",
+            check=False,
+        )
     except (OSError, GitError):
         return {}
     full: dict[str, str] = {}
@@ -34,7 +39,14 @@ def commit_order(source: Path, shas: Iterable[str]) -> dict[str, tuple[int, str]
     if not full:
         return {}
     try:
-        walk = git.text("rev-list", "--topo-order", "--reverse", "--format=%H %cs", "--no-commit-header", *sorted(set(full.values())))
+        walk = git.text(
+            "rev-list",
+            "--topo-order",
+            "--reverse",
+            "--format=%H %cs",
+            "--no-commit-header",
+            *sorted(set(full.values())),
+        )
     except GitError:
         return {}
     position: dict[str, tuple[int, str]] = {}

@@ -21,7 +21,7 @@ from ..schema.kinds import Contract, Measurement
 from . import charts
 from .context import Page, SiteData, relative
 from .escape import md_inline
-from .tables import table, verdict
+from .tables import table, verdict, verdict_cell
 from .templating import clip
 
 PAGE = "index.md"
@@ -78,7 +78,7 @@ def section_markdown(data: SiteData, page: str, section) -> Markup:
         return Markup(section.empty and f"{section.empty}\n" or "")
 
     def detail(text: str | None) -> Markup:
-        return Markup(" ") + md_inline(clip(text, 100)) if text else Markup("")
+        return (Markup(" ") + md_inline(clip(text, 100))) if text else Markup("")
 
     def render(col, row):
         if section.key == "stopping_point" and col.key == "topology" and row.get("measurement"):
@@ -88,7 +88,7 @@ def section_markdown(data: SiteData, page: str, section) -> Markup:
             reasons = "; ".join(row.get("reasons") or [])
             return verdict(row["status"]) + detail(f"({reasons})" if reasons else None)
         if section.key == "decisions" and col.key == "verdict":
-            return verdict(row["verdict"]) + detail(row.get("qualifier"))
+            return verdict_cell(row["verdict"], row.get("qualifier"))
         if section.key == "decisions" and col.key == "family" and row.get("id"):
             return data.link(row["id"], page, row["family"])
         return None
@@ -96,9 +96,8 @@ def section_markdown(data: SiteData, page: str, section) -> Markup:
     columns = section.columns
     if section.key == "decisions":
         columns = [c for c in columns if c.key != "id"]
-    notes = "".join(f"\n{n}\n" for n in section.notes)
+    notes = "".join(f"\n\n{n}\n" for n in section.notes)
     return table(data, page, columns, section.rows, render) + Markup(notes)
-
 
 
 def render(data: SiteData, env, all_charts=None) -> Iterator[Page]:

@@ -104,13 +104,24 @@ def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
     - ledger's stylesheet and the Markdown extensions its tables and cards use.
     Nothing the user set is overwritten. True when the file changed.
     """
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-    from ruamel.yaml.scalarstring import LiteralScalarString
-
     from ..config import yaml_rt
 
     original = mkdocs_yml.read_text(encoding="utf-8")
     data = _load(mkdocs_yml)
+    _ensure_nav_keys(data, prefix)
+    _ensure_offline(data, prefix)
+    _ensure_style(data, prefix)
+    out = io.StringIO()
+    yaml_rt().dump(data, out)
+    if out.getvalue() != original:
+        mkdocs_yml.write_text(out.getvalue(), encoding="utf-8")
+        return True
+    return False
+
+
+def _ensure_nav_keys(data, prefix: str) -> None:
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
     if "nav" not in data:
         data["nav"] = nav_entries(prefix)
     if "not_in_nav" not in data:
@@ -120,6 +131,11 @@ def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
         missing = [f"/{prefix}{folder}" for folder in NOT_IN_NAV if f"/{prefix}{folder}" not in text]
         if missing:
             data["not_in_nav"] = LiteralScalarString(text.rstrip("\n") + "\n" + "\n".join(missing) + "\n")
+
+
+def _ensure_offline(data, prefix: str) -> None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if "use_directory_urls" not in data:
         data["use_directory_urls"] = False
     plugins = data.get("plugins")
@@ -127,6 +143,20 @@ def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
         data["plugins"] = CommentedSeq(["search", "offline"])
     elif isinstance(plugins, list) and "offline" not in _names(plugins):
         plugins.append("offline")
+    extra = data.get("extra")
+    if extra is None:
+        data["extra"] = extra = CommentedMap()
+    if isinstance(extra, dict):
+        polyfills = extra.get("polyfills")
+        if polyfills is None:
+            extra["polyfills"] = CommentedSeq([prefix + SHIM])
+        elif isinstance(polyfills, list) and not any("iframe-worker" in str(p) for p in polyfills):
+            polyfills.append(prefix + SHIM)
+
+
+def _ensure_style(data, prefix: str) -> None:
+    from ruamel.yaml.comments import CommentedSeq
+
     theme = data.get("theme")
     if isinstance(theme, dict) and theme.get("name") == "material" and "palette" not in theme:
         theme["palette"] = PALETTE
@@ -142,21 +172,6 @@ def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
         data["extra_css"] = CommentedSeq([prefix + CSS])
     elif isinstance(css, list) and prefix + CSS not in css:
         css.append(prefix + CSS)
-    extra = data.get("extra")
-    if extra is None:
-        data["extra"] = extra = CommentedMap()
-    if isinstance(extra, dict):
-        polyfills = extra.get("polyfills")
-        if polyfills is None:
-            extra["polyfills"] = CommentedSeq([prefix + SHIM])
-        elif isinstance(polyfills, list) and not any("iframe-worker" in str(p) for p in polyfills):
-            polyfills.append(prefix + SHIM)
-    out = io.StringIO()
-    yaml_rt().dump(data, out)
-    if out.getvalue() != original:
-        mkdocs_yml.write_text(out.getvalue(), encoding="utf-8")
-        return True
-    return False
 
 
 class _Collect(logging.Handler):

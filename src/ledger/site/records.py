@@ -8,9 +8,11 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..analysis.figures import as_recorded, quote_of, readable_duration
 from ..schema.envelope import ENVELOPE_FIELDS
 from .context import Page, SiteData
 from .escape import md_code, md_inline, md_url
+from .lead import exact, lead
 
 INDEX = "records/index.md"
 #: Body fields shown as a code block of their own rather than in the fields table.
@@ -37,14 +39,25 @@ BLOCK_FIELDS = frozenset(
 SHORT_FIELD_LIMIT = 120
 
 
-def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[str, ...]) -> Markup:
+#: Measurement fields quoted to the digits the measurement's spread supports.
+SPREAD_FIELDS = frozenset({"median", "min", "max", "mean"})
+
+
+def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[str, ...], record: Any = None) -> Markup:
     if name in ref_fields:
         ids = [value] if isinstance(value, str) else list(value.values()) if isinstance(value, dict) else list(value)
         return Markup(", ").join(data.link(i, page) for i in ids) if ids else Markup("–")
     if isinstance(value, bool):
         return Markup("yes" if value else "no")
+    if name.endswith("_bytes") and isinstance(value, int):
+        return exact(value)
+    if isinstance(value, (int, float)) and (name.endswith("_s") or name.endswith("_seconds")):
+        exact_text = f"{as_recorded(value)} s"
+        return Markup(f'<abbr class="ledger-exact" title="{exact_text}">{readable_duration(value)}</abbr>')
     if isinstance(value, float):
-        return md_inline(repr(value))
+        if record is not None and record.kind == "measurement" and name in SPREAD_FIELDS:
+            return md_inline(quote_of(record, value, field=name))
+        return md_inline(as_recorded(value))
     if isinstance(value, (dict, list)):
         return md_code(json.dumps(value, ensure_ascii=False, sort_keys=True))
     return md_inline(value)
@@ -78,7 +91,7 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
             continue
         if name in BLOCK_FIELDS and name not in ref_fields:
             if name == "samples" and isinstance(value, list):
-                text = "\n".join(repr(float(v)) for v in value)
+                text = "\n".join(as_recorded(v) for v in value)
             elif isinstance(value, (dict, list)):
                 text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
             else:
@@ -98,7 +111,7 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
         ):
             blocks.append((name, json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)))
             continue
-        fields.append((name, _value(data, page, name, value, ref_fields)))
+        fields.append((name, _value(data, page, name, value, ref_fields, record)))
     env_record = None
     env_id = getattr(record, "environment", None)
     if isinstance(env_id, str) and env_id in data.by_id:
@@ -118,6 +131,7 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
         cited_by=sorted(set(data.cited_by.get(record.id, []))),
         superseded_by=Markup(", ").join(data.link(i, page) for i in superseded) if superseded else None,
         environment=env_record,
+        lead=lead(data, page, record),
     )
     return Page(page, text)
 

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 from markupsafe import Markup
 
+from ..analysis.figures import sandwich_figures
 from .context import Page, SiteData
-from .escape import md_inline
+from .tables import verdict
 
 INDEX = "report/index.md"
 REPORT_CHUNK = 1000
@@ -18,15 +19,15 @@ REPORT_CHUNK = 1000
 def _verdict(record) -> str:
     # Rejections and refutations are said out loud in the report, not only on the record page.
     if record.kind == "decision":
-        return f" ({record.verdict})"
+        return record.verdict
     if record.kind == "hypothesis":
-        return f" ({record.status})"
+        return record.status
     if record.kind == "sandwich":
-        return f" ({record.verdict}, {record.delta_percent:+.3g}%)"
+        return f"{record.verdict} {sandwich_figures(record)['delta_percent']}"
     if record.kind == "measurement" and record.outcome != "ok":
-        return f" ({record.outcome})"
+        return record.outcome
     if record.kind == "gate":
-        return f" ({record.outcome})"
+        return record.outcome
     return ""
 
 
@@ -47,7 +48,7 @@ def render(data: SiteData, env) -> Iterator[Page]:
             days: dict[str, list] = defaultdict(list)
             for r in chunk:
                 days[r.when.strftime("%Y-%m-%d")].append(r)
-            verdicts = {r.id: Markup(md_inline(_verdict(r))) for r in chunk}
+            verdicts = {r.id: (verdict(_verdict(r)) + Markup(" ")) if _verdict(r) else Markup("") for r in chunk}
             yield Page(
                 page, template.render(data=data, page=page, label=label, days=list(days.items()), verdicts=verdicts)
             )

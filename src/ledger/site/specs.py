@@ -18,6 +18,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..pages import owed_items
 from .context import Page, SiteData, Spec
 from .escape import md_code, md_inline
 
@@ -120,6 +121,13 @@ def _markdown():
 
 
 _HREF = re.compile(r'(href|src)="([^"]*)"')
+_FIRST_H1 = re.compile(r"\s*<h1[^>]*>(.*?)</h1>\s*", re.DOTALL)
+
+
+def _text_of(fragment: str) -> str:
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
 
 
 def body_html(spec: Spec, directory_urls: bool = True) -> str:
@@ -147,7 +155,22 @@ def body_html(spec: Spec, directory_urls: bool = True) -> str:
         return f'{attr}="{rel}{"#" + anchor if anchor else ""}"'
 
     html = _HREF.sub(fix, html)
+    # The page's own heading already says the title: a body opening with the same H1 would
+    # repeat it under "Page".
+    title = str(spec.front.get("title") or "").strip()
+    first = _FIRST_H1.match(html)
+    if first and (not title or _text_of(first.group(1)) == title):
+        html = html[first.end() :]
     return f'<div class="ledger-spec" markdown="0">\n{html.strip()}\n</div>'
+
+
+def _body_title(spec: Spec) -> str | None:
+    for line in spec.body.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip() or None
+        if line.strip():
+            return None
+    return None
 
 
 def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
@@ -177,7 +200,7 @@ def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
             row.setdefault("owner", None)
             row.setdefault("issue", None)
         other = [(k, v) for k, v in front.items() if k not in KNOWN_KEYS]
-        title = front.get("title") or spec.name
+        title = front.get("title") or _body_title(spec) or spec.name
         yield Page(
             page,
             template.render(
@@ -197,7 +220,7 @@ def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
                 "name": spec.name,
                 "href": posixpath.relpath(page, "specs"),
                 "title": title,
-                "owed": len(owed),
+                "owed": len(owed) + len(owed_items(spec.body)),
                 "hypotheses": len(hypotheses),
                 "gates": len(gates),
             }

@@ -39,6 +39,18 @@ def verdict(text: Any) -> Markup:
     return Markup(f'<span class="{cls}">') + md_inline(text) + Markup("</span>")
 
 
+def verdict_cell(word: str, qualifier: str | None = None, limit: int = 90) -> Markup:
+    """The verdict marked, its qualifier after it, said once (`rejected or timing-neutral`)."""
+    from ..analysis.status import verdict_rest
+    from .templating import clip
+
+    rest = verdict_rest(word, qualifier)
+    if not rest:
+        return verdict(word)
+    text = md_inline(clip(rest.strip(), limit))
+    return verdict(word) + (text if rest.startswith(";") else Markup(" ") + text)
+
+
 def cell(data: SiteData, page: str, role: str, value: Any) -> Markup:
     from .templating import clip
 

@@ -87,8 +87,16 @@ def plural(word: Any, count: int) -> str:
     word = str(word)
     if count == 1:
         return f"1 {word.replace('-', ' ')}"
-    many = _PLURALS.get(word) or (word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s")
+    many = _PLURALS.get(word) or (
+        word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+    )
     return f"{count} {many.replace('-', ' ')}"
+
+
+def _verdict(word: Any, qualifier: Any = None) -> Markup:
+    from .tables import verdict_cell
+
+    return verdict_cell(str(word), qualifier)
 
 
 def environment(user_templates: Path | None = None):
@@ -123,6 +131,7 @@ def environment(user_templates: Path | None = None):
         page_title=_page_title,
         percent=percent,
         plural=plural,
+        verdict=_verdict,
         when=_when,
     )
     return env

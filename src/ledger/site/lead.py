@@ -1,0 +1,181 @@
+"""What a record page leads with: the result. A measurement's value with its spread, its
+status and MFU, and its samples as a strip; a sandwich's verdict, delta and arms; a
+decision's verdict. Stamps and links follow on the page."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from markupsafe import Markup
+
+from ..analysis.figures import exact_bytes, quote_at, quote_of, readable_bytes, sandwich_figures
+from ..analysis.metrics import recompute
+from ..schema.kinds import Decision, FlopAudit, Measurement, Sandwich
+from .context import SiteData
+from .escape import md_inline
+
+STRIP_W, STRIP_H = 600, 64
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def exact(n: int | None) -> Markup:
+    """A byte count in readable units; the exact count in its tooltip."""
+    if n is None:
+        return Markup("–")
+    return Markup(f'<abbr class="ledger-exact" title="{_e(exact_bytes(n))}">{_e(readable_bytes(n))}</abbr>')
+
+
+def _quartiles(values: list[float]) -> tuple[float, float]:
+    from .charts import _quartiles as q
+
+    return q(values)
+
+
+def strip(samples: list[float], unit: str, median: float | None) -> Markup:
+    """The samples as a strip: one tick each, the interquartile box, the median. Inline SVG,
+    drawn by hand (deterministic, no script), scaled to the column."""
+    if len(samples) < 2:
+        return Markup("")
+    lo, hi = min(samples), max(samples)
+    span = hi - lo or abs(hi) or 1.0
+    left, right = 12, STRIP_W - 12
+
+    def x(v: float) -> float:
+        return round(left + (v - lo) / span * (right - left), 2)
+
+    q1, q3 = _quartiles(samples)
+    parts = [
+        f'<svg class="ledger-strip" viewBox="0 0 {STRIP_W} {STRIP_H}" width="{STRIP_W}" height="{STRIP_H}" '
+        f'role="img" aria-label="{len(samples)} samples from {_e(lo)} to {_e(hi)} {_e(unit)}">',
+        f'<rect x="{x(q1)}" y="10" width="{max(x(q3) - x(q1), 1)}" height="26" fill="#0072B2" fill-opacity="0.15"/>',
+    ]
+    for v in sorted(samples):
+        parts.append(f'<line x1="{x(v)}" x2="{x(v)}" y1="14" y2="32" stroke="#0072B2" stroke-opacity="0.6"/>')
+    if median is not None and lo <= median <= hi:
+        parts.append(f'<line x1="{x(median)}" x2="{x(median)}" y1="6" y2="40" stroke="#D55E00" stroke-width="2"/>')
+    parts.append(f'<text x="{left}" y="56" font-size="11" fill="#333">{_e(f"{lo:g} {unit}")}</text>')
+    parts.append(f'<text x="{right}" y="56" font-size="11" fill="#333" text-anchor="end">{_e(f"{hi:g} {unit}")}</text>')
+    parts.append(
+        f'<text x="{STRIP_W / 2}" y="56" font-size="11" fill="#333" text-anchor="middle">'
+        f"{len(samples)} samples · box: interquartile range · red: median</text></svg>"
+    )
+    return Markup("".join(parts))
+
+
+def measurement_status(data: SiteData, m: Measurement) -> str:
+    if m.outcome != "ok":
+        return f"no valid step: {'OOM' if m.outcome == 'oom' else 'failed'}"
+    if m.health == "degraded":
+        reasons = "; ".join(m.health_reasons)
+        return "baseline-ineligible: degraded allocation" + (f" ({reasons})" if reasons else "")
+    if not m.comparable:
+        return f"not comparable: {m.non_comparable_reason}"
+    verdicts = sorted(
+        {data.by_id[c].verdict for c in data.cited_by.get(m.id, []) if isinstance(data.by_id.get(c), Decision)}
+    )
+    health = {"healthy": "healthy allocation", "unknown": "allocation health unknown"}.get(m.health, m.health)
+    return ", ".join([*(f"{v} by a decision" for v in verdicts), health])
+
+
+def measurement(data: SiteData, m: Measurement) -> Markup:
+    from .tables import verdict
+
+    lines: list[Markup] = []
+    if m.outcome == "ok" and m.median is not None:
+        value = quote_of(m, m.median, m.unit, field="median")
+        detail = [f"{m.statistic} {m.metric.replace('_', ' ')}"]
+        if len(m.samples) >= 2:
+            q1, q3 = _quartiles(list(m.samples))
+            detail.append(f"IQR {quote_at(q1, q3 - q1)} to {quote_at(q3, q3 - q1, m.unit)}")
+        elif m.min is not None and m.max is not None:
+            detail.append(f"range {quote_at(m.min, m.max - m.min)} to {quote_at(m.max, m.max - m.min, m.unit)}")
+        else:
+            detail.append("no spread recorded: as recorded")
+        if m.n:
+            detail.append(f"n = {m.n}")
+        lines.append(Markup(f'<p class="ledger-result">{_e(value)} <small>{_e(" · ".join(detail))}</small></p>'))
+    else:
+        lines.append(Markup('<p class="ledger-result">no valid step</p>'))
+    facts: list[Markup] = [Markup("**Status:** ") + verdict(measurement_status(data, m))]
+    audit = data.by_id.get(m.flop_audit) if m.flop_audit else None
+    derived = recompute(m, audit) if isinstance(audit, FlopAudit) else None
+    if derived:
+        facts.append(
+            Markup("**MFU:** ")
+            + md_inline(
+                f"{quote_of(m, derived['mfu_percent'], '%')} ({audit.peak.name}, recomputed from the flop audit)"
+            )
+        )
+    elif m.mfu_percent is not None:
+        convention = f" ({m.peak_convention})" if m.peak_convention else " (peak convention not named)"
+        facts.append(
+            Markup("**MFU:** ")
+            + md_inline(f"{quote_of(m, m.mfu_percent, '%', field='mfu_percent')}{convention}, as recorded")
+        )
+    tput = derived["throughput"] if derived else m.throughput
+    if tput is not None and m.outcome == "ok":
+        facts.append(Markup("**Throughput:** ") + md_inline(quote_of(m, tput, m.throughput_unit or "")))
+    if m.peak_allocated_bytes is not None or m.peak_reserved_bytes is not None:
+        facts.append(
+            Markup("**Peak memory:** ")
+            + exact(m.peak_allocated_bytes)
+            + Markup(" allocated, ")
+            + exact(m.peak_reserved_bytes)
+            + Markup(" reserved")
+        )
+    if m.allocation and m.allocation.topology:
+        facts.append(Markup("**Topology:** ") + md_inline(m.allocation.topology))
+    lines.append(Markup("  \n").join(facts))
+    svg = strip(list(m.samples), m.unit, m.median)
+    if svg:
+        lines.append(svg)
+    return Markup("\n\n").join(lines)
+
+
+def sandwich(data: SiteData, page: str, s: Sandwich) -> Markup:
+    from .tables import verdict
+
+    f = sandwich_figures(s, data.spread_percent)
+    better = "lower" if s.lower_is_better else "higher"
+    head = Markup(
+        f'<p class="ledger-result">{_e(s.verdict)} {_e(f["delta_percent"])} '
+        f"<small>candidate against the A, B midpoint · {_e(s.metric)}, {better} is better · "
+        f"drift {_e(f['drift_percent'])} · floor {_e(f['floor_percent'])}</small></p>"
+    )
+    rows = [
+        ("A (baseline)", f["a"], s.control_a),
+        ("Candidate", f["candidate"], s.candidate),
+        ("B (baseline again)", f["b"], s.control_b),
+        ("Midpoint of A and B", f["midpoint"], None),
+    ]
+    table = ["| Arm | Value | Record |", "|---|---:|---|"]
+    for name, value, rid in rows:
+        link = data.link(rid, page) if rid else Markup("–")
+        table.append(f"| {name} | {md_inline(value)} | {link} |")
+    table.append(f"| Delta | {md_inline(f['delta'])} ({md_inline(f['delta_percent'])}) | – |")
+    label = Markup("**Candidate:** ") + md_inline(s.candidate_label or "not labelled")
+    return Markup("\n\n").join([head, Markup("**Verdict:** ") + verdict(s.verdict), label, Markup("\n".join(table))])
+
+
+def decision(data: SiteData, page: str, d: Decision) -> Markup:
+    from .tables import verdict
+
+    head = Markup("**Verdict:** ") + verdict(d.verdict) + (md_inline(f"; {d.qualifier}") if d.qualifier else Markup(""))
+    parts = [head, Markup("**Family:** ") + md_inline(d.family)]
+    if d.evidence:
+        parts.append(Markup("**Evidence:** ") + data.links(d.evidence, page))
+    return Markup("  \n").join(parts)
+
+
+def lead(data: SiteData, page: str, record) -> Markup:
+    if isinstance(record, Measurement):
+        return measurement(data, record)
+    if isinstance(record, Sandwich):
+        return sandwich(data, page, record)
+    if isinstance(record, Decision):
+        return decision(data, page, record)
+    return Markup("")
