@@ -265,6 +265,20 @@ def quote_at(value: float | None, resolution: float | None, unit: str = "") -> s
     return _join(f"{round(float(value), -place):.{max(0, -place)}f}", unit)
 
 
+def quote_width(width: float | None, uncertainty_pct: float | None = None, unit: str = "") -> str:
+    """An interval's width (an IQR): two significant figures at most, and never more than
+    the measured value itself supports (`uncertainty_pct`, percent of that value)."""
+    if width is None:
+        return "–"
+    number = abs(float(width))
+    if not number or not math.isfinite(number):
+        return _join(as_recorded(number), unit)
+    digits = min(2, supported_digits_relative(uncertainty_pct)) if uncertainty_pct else 2
+    trimmed = trim(number, digits)
+    magnitude = math.floor(math.log10(trimmed)) + 1
+    return _join(f"{trimmed:.{max(digits - magnitude, 0)}f}", unit)
+
+
 def quote_rough(value: float | None, unit: str = "") -> str:
     """A spread or drift: itself a rough figure, quoted to two significant figures."""
     if value is None:

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..analysis.figures import quote_width
 from ..analysis.metrics import recompute
 from ..analysis.stopping_point import _gpus_of
 from ..schema.kinds import FlopAudit, Measurement
@@ -331,6 +332,7 @@ def render(data: SiteData, env, write_bytes, charts: list[Chart] | None = None) 
             if p.low is not None and p.high is not None:
                 # The width, to the digits the measurement's spread supports (the page rules check
                 # every figure of a row against the record it links).
-                p.spread_text = f"{p.spread} {data.quote(p.id, p.high - p.low, chart.unit)}"
+                width = quote_width(p.high - p.low, data.spread_percent(p.id), chart.unit)
+                p.spread_text = f"{p.spread} {width}"
         yield Page(page, template.render(data=data, page=page, chart=chart, rows=rows, total=len(chart.points)))
     yield Page(INDEX, env.get_template("charts_index.md.j2").render(data=data, page=INDEX, charts=charts))
