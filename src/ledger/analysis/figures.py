@@ -318,3 +318,36 @@ def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
         "drift_percent": quote_rough(s.drift_percent, "%"),
         "floor_percent": quote_rough(s.floor_percent, "%"),
     }
+
+
+def interquartile(samples: Sequence[float]) -> tuple[float, float]:
+    """(q1, q3) by linear interpolation, as numpy's default."""
+    ordered = sorted(float(s) for s in samples)
+    n = len(ordered)
+
+    def at(q: float) -> float:
+        pos = q * (n - 1)
+        lo = math.floor(pos)
+        hi = min(lo + 1, n - 1)
+        return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+    return at(0.25), at(0.75)
+
+
+def result_line(m) -> str:
+    """A measurement's result as `ledger show` and the record page lead with it:
+    `0.708 s median step time, IQR 0.0003 s, n = 5`."""
+    if m.outcome != "ok" or m.median is None:
+        return f"no valid step: {m.outcome}"
+    parts = [f"{quote_of(m, m.median, m.unit, field='median')} {m.statistic} {m.metric.replace('_', ' ')}"]
+    pct = measurement_uncertainty(m)
+    if len(m.samples) >= 2:
+        q1, q3 = interquartile(m.samples)
+        parts.append(f"IQR {quote_width(q3 - q1, pct, m.unit)}")
+    elif m.min is not None and m.max is not None:
+        parts.append(f"range {quote_width(m.max - m.min, pct, m.unit)}")
+    else:
+        parts.append("no spread recorded: as recorded")
+    if m.n:
+        parts.append(f"n = {m.n}")
+    return ", ".join(parts)

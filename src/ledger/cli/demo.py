@@ -42,9 +42,9 @@ def render(summary, out) -> None:
         table.add_row(
             Text(row.topology),
             row.batch,
-            f"{row.median_s:.9f} s" if row.median_s is not None else "no valid step",
-            f"{row.throughput:.6f} samples/s" if row.throughput is not None else "-",
-            f"{row.mfu_percent:.6f}%" if row.mfu_percent is not None else "-",
+            row.median_text,
+            row.throughput_text,
+            row.mfu_text,
             Text(row.status),
         )
     out.print(table)

@@ -4,9 +4,40 @@ from __future__ import annotations
 
 import click
 
+from ..analysis.figures import quote_of
 from ..analysis.keyed import key_text
+from ..analysis.status import Column, unique_prefixes
 from ..schema.registry import KINDS
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .output import FORMAT_OPTION, console, open_ledger, print_fitted, print_json
+
+#: Columns by importance: id, kind and summary stay at any width; detail leaves first.
+COLUMNS = [
+    Column("id", "id", 1, "id"),
+    Column("kind", "kind", 1),
+    Column("key", "key", 2, "figure"),
+    Column("summary", "summary", 1),
+    Column("value", "value", 2, "figure"),
+    Column("when", "when", 3, "figure"),
+    Column("topology", "topology", 4),
+    Column("commit", "commit", 5, "figure"),
+    Column("allocation", "allocation", 6),
+]
+
+
+def summary(record) -> str:
+    """A record's one-line summary, its figure quoted by the one digit policy."""
+    if record.kind == "measurement" and not record.title and record.outcome == "ok" and record.median is not None:
+        return f"{record.metric} {record.statistic} {quote_of(record, record.median, record.unit, field='median')}"
+    return record.summary()
+
+
+def value(record) -> str | None:
+    """A measurement's value as every surface quotes it (None for other kinds)."""
+    if record.kind != "measurement":
+        return None
+    if record.outcome != "ok" or record.median is None:
+        return record.outcome if record.outcome != "ok" else None
+    return quote_of(record, record.median, record.unit, field="median")
 
 
 @click.command("list")
@@ -15,12 +46,16 @@ from .output import FORMAT_OPTION, console, open_ledger, print_json
 @FORMAT_OPTION
 @click.pass_context
 def command(ctx: click.Context, kind: str | None, limit: int | None, fmt: str) -> int:
-    """List records, oldest first, by when the evidence was taken."""
+    """List records, oldest first, by when the evidence was taken.
+
+    Ids are shown as their shortest unique prefix (`ledger show PREFIX` takes it); on a
+    narrow terminal the allocation, commit, topology and time columns leave first."""
     ledger = open_ledger(ctx)
     records = ledger.records(kind)
     if limit is not None:
         records = records[-limit:]
-    superseded_by = {old: r.id for r in ledger.records() for old in r.supersedes}
+    everything = ledger.records() if kind else records
+    superseded_by = {old: r.id for r in everything for old in r.supersedes}
     rows = [
         {
             "id": r.id,
@@ -31,24 +66,33 @@ def command(ctx: click.Context, kind: str | None, limit: int | None, fmt: str) -
             "allocation": r.allocation.id if r.allocation else None,
             "topology": r.allocation.topology if r.allocation else None,
             "commit": r.source.sha[:12] if r.source else None,
-            "summary": r.summary(),
+            "summary": summary(r),
+            "value": value(r),
         }
         for r in records
     ]
     if fmt == "json":
         print_json(rows)
         return 0
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=f"{len(rows)} record(s) in {ledger.records_dir.relative_to(ledger.root)}")
-    cols = ["id", "kind", "key", "when", "allocation", "topology", "commit", "summary"]
-    if not any(row["key"] for row in rows):
-        cols.remove("key")
-    for col in cols:
-        table.add_column(col, overflow="fold", no_wrap=col in ("id", "when", "key"))
-    for row in rows:
-        summary = row["summary"] + (f" (superseded by {row['superseded_by']})" if row["superseded_by"] else "")
-        table.add_row(*(Text(str((summary if c == "summary" else row[c]) or "")) for c in cols))
-    console().print(table)
+    # Prefixes unique among every record of the ledger, not only those listed.
+    prefixes = unique_prefixes(p.stem for p in ledger.iter_paths())
+    shown = [
+        {
+            **row,
+            "id": prefixes.get(row["id"], row["id"]),
+            "when": row["when"][:16].replace("T", " "),
+            "summary": row["summary"]
+            + (f" (superseded by {prefixes.get(row['superseded_by'])})" if row["superseded_by"] else ""),
+        }
+        for row in rows
+    ]
+    columns = [c for c in COLUMNS if c.key not in ("value", "key") or any(r[c.key] for r in rows)]
+    print_fitted(
+        console(),
+        f"{len(rows)} record(s) in {ledger.records_dir.relative_to(ledger.root)}",
+        columns,
+        shown,
+        render=lambda v: "" if v is None else str(v),
+        empty="no records yet: `ledger add KIND FILE` appends one",
+    )
     return 0

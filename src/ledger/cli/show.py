@@ -6,7 +6,31 @@ import json
 
 import click
 
+from ..analysis.figures import as_recorded, exact_bytes, quote_of, readable_bytes, readable_duration, result_line
 from .output import FORMAT_OPTION, console, open_ledger, print_json
+
+#: Measurement fields quoted to the digits the measurement's spread supports.
+SPREAD_FIELDS = frozenset({"median", "min", "max", "mean"})
+
+
+def text_of(record, key: str, value) -> str:
+    """A field's value as the one digit policy writes it; the exact value beside a unit change."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key.endswith("_bytes") and isinstance(value, int):
+        return f"{readable_bytes(value)} ({exact_bytes(value)})"
+    if isinstance(value, (int, float)) and (key.endswith("_s") or key.endswith("_seconds")):
+        return f"{readable_duration(value)} ({as_recorded(value)} s)"
+    if isinstance(value, float):
+        if record.kind == "measurement" and key in SPREAD_FIELDS:
+            return quote_of(record, value, field=key)
+        return as_recorded(value)
+    if key == "samples" and isinstance(value, list):
+        return ", ".join(as_recorded(v) for v in value)
+    if isinstance(value, (dict, list)):
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) < 100 else json.dumps(value, indent=2, ensure_ascii=False)
+    return str(value)
 
 
 @click.command("show")
@@ -14,7 +38,11 @@ from .output import FORMAT_OPTION, console, open_ledger, print_json
 @FORMAT_OPTION
 @click.pass_context
 def command(ctx: click.Context, record_id: str, fmt: str) -> int:
-    """Show one record: its stamps, links and body. ID may be a unique prefix."""
+    """Show one record: its result, stamps, links and body. ID may be a unique prefix.
+
+    Text quotes each figure by the one digit policy (to the digits its spread supports,
+    else as recorded; byte counts in readable units with the exact count beside them);
+    --format json prints the record exactly as stored."""
     ledger = open_ledger(ctx)
     rid = ledger.resolve_id(record_id)
     path = ledger.find(rid)
@@ -26,11 +54,16 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
     from rich.table import Table
     from rich.text import Text
 
+    from .list import summary
+
     record = ledger.load(path)
     out = console()
     out.print(Text(f"{record.kind} {record.id}", style="bold"))
-    if record.summary():
-        out.print(Text(record.summary()))
+    if summary(record):
+        out.print(Text(summary(record)))
+    if record.kind == "measurement":
+        # The result first, as the record page leads with it.
+        out.print(Text(result_line(record), style="bold"))
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="cyan", no_wrap=True)
     table.add_column(overflow="fold")
@@ -38,16 +71,7 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
     for key in sorted(raw):
         if key in ("id", "kind"):
             continue
-        value = raw[key]
-        if isinstance(value, (dict, list)):
-            text = (
-                json.dumps(value, ensure_ascii=False)
-                if len(json.dumps(value)) < 100
-                else json.dumps(value, indent=2, ensure_ascii=False)
-            )
-        else:
-            text = str(value)
         # Text(), not markup: user text such as "[red]" is shown as typed.
-        table.add_row(key, Text(text))
+        table.add_row(key, Text(text_of(record, key, raw[key])))
     out.print(table)
     return 0

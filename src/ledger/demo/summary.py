@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..analysis.status import stopping_row
 from ..analysis.stopping_point import stopping_point
 from ..schema.kinds import Decision
 from . import DemoResult
@@ -21,6 +22,11 @@ class StoppingRow:
     recorded_mfu_percent: float | None
     status: str
     measurement: str | None
+    # The same figures as text, quoted by the one digit policy (ledger.analysis.figures), so
+    # the printed table and the JSON say the same thing.
+    median_text: str = "–"
+    throughput_text: str = "–"
+    mfu_text: str = "–"
 
 
 @dataclass
@@ -62,8 +68,11 @@ def summarize(demo: DemoResult, *, build_site: bool = True) -> DemoSummary:
                 recorded_mfu_percent=row.measurement.mfu_percent if row.measurement else None,
                 status=row.status,
                 measurement=row.measurement.id if row.measurement else None,
+                median_text=text["median"],
+                throughput_text=text["throughput"],
+                mfu_text=text["mfu"],
             )
-            for row in rows
+            for row, text in ((row, stopping_row(row)) for row in rows)
         ],
         decisions=[
             {

@@ -2,7 +2,7 @@
 
 Records stamp the commit they measured; git knows how those commits are ordered. Each
 recorded SHA (full or abbreviated) the source checkout has is given its position in a
-topological walk (`git rev-list --topo-order --reverse`) and its commit date. A SHA the
+topological walk (`git rev-list --topo-order --reverse`) and its author date. A SHA the
 checkout lacks is left out; charts then fall back to first-measurement order and say so.
 """
 
@@ -15,7 +15,7 @@ from ..git import Git, GitError
 
 
 def commit_order(source: Path, shas: Iterable[str]) -> dict[str, tuple[int, str]]:
-    """recorded SHA -> (position in source order, commit date YYYY-MM-DD)."""
+    """recorded SHA -> (position in source order, author date YYYY-MM-DD)."""
     wanted = sorted({s for s in shas if s})
     if not wanted:
         return {}
@@ -43,7 +43,7 @@ def commit_order(source: Path, shas: Iterable[str]) -> dict[str, tuple[int, str]
             "rev-list",
             "--topo-order",
             "--reverse",
-            "--format=%H %cs",
+            "--format=%H %as",
             "--no-commit-header",
             *sorted(set(full.values())),
         )

@@ -9,7 +9,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..analysis.figures import exact_bytes, quote_at, quote_of, readable_bytes, sandwich_figures
+from ..analysis.figures import exact_bytes, interquartile, quote_of, readable_bytes, result_line, sandwich_figures
 from ..analysis.metrics import recompute
 from ..schema.kinds import Decision, FlopAudit, Measurement, Sandwich
 from .context import SiteData
@@ -29,12 +29,6 @@ def exact(n: int | None) -> Markup:
     return Markup(f'<abbr class="ledger-exact" title="{_e(exact_bytes(n))}">{_e(readable_bytes(n))}</abbr>')
 
 
-def _quartiles(values: list[float]) -> tuple[float, float]:
-    from .charts import _quartiles as q
-
-    return q(values)
-
-
 def strip(samples: list[float], unit: str, median: float | None) -> Markup:
     """The samples as a strip: one tick each, the interquartile box, the median. Inline SVG,
     drawn by hand (deterministic, no script), scaled to the column."""
@@ -47,7 +41,7 @@ def strip(samples: list[float], unit: str, median: float | None) -> Markup:
     def x(v: float) -> float:
         return round(left + (v - lo) / span * (right - left), 2)
 
-    q1, q3 = _quartiles(samples)
+    q1, q3 = interquartile(samples)
     parts = [
         f'<svg class="ledger-strip" viewBox="0 0 {STRIP_W} {STRIP_H}" width="{STRIP_W}" height="{STRIP_H}" '
         f'role="img" aria-label="{len(samples)} samples from {_e(lo)} to {_e(hi)} {_e(unit)}">',
@@ -87,17 +81,9 @@ def measurement(data: SiteData, m: Measurement) -> Markup:
     lines: list[Markup] = []
     if m.outcome == "ok" and m.median is not None:
         value = quote_of(m, m.median, m.unit, field="median")
-        detail = [f"{m.statistic} {m.metric.replace('_', ' ')}"]
-        if len(m.samples) >= 2:
-            q1, q3 = _quartiles(list(m.samples))
-            detail.append(f"IQR {quote_at(q1, q3 - q1)} to {quote_at(q3, q3 - q1, m.unit)}")
-        elif m.min is not None and m.max is not None:
-            detail.append(f"range {quote_at(m.min, m.max - m.min)} to {quote_at(m.max, m.max - m.min, m.unit)}")
-        else:
-            detail.append("no spread recorded: as recorded")
-        if m.n:
-            detail.append(f"n = {m.n}")
-        lines.append(Markup(f'<p class="ledger-result">{_e(value)} <small>{_e(" · ".join(detail))}</small></p>'))
+        detail = result_line(m).split(", ", 1)[1] if ", " in result_line(m) else ""
+        head = f"{m.statistic} {m.metric.replace('_', ' ')}" + (f" · {detail.replace(', ', ' · ')}" if detail else "")
+        lines.append(Markup(f'<p class="ledger-result">{_e(value)} <small>{_e(head)}</small></p>'))
     else:
         lines.append(Markup('<p class="ledger-result">no valid step</p>'))
     facts: list[Markup] = [Markup("**Status:** ") + verdict(measurement_status(data, m))]
