@@ -77,9 +77,11 @@ class Watch:
         # ERR_ABORTED is a load the next navigation cancelled (a favicon), not a missing file.
         page.on(
             "requestfailed",
-            lambda r: self.failed.append(f"{r.url}: {r.failure}")
-            if local(r.url) and "ERR_ABORTED" not in str(r.failure)
-            else None,
+            lambda r: (
+                self.failed.append(f"{r.url}: {r.failure}")
+                if local(r.url) and "ERR_ABORTED" not in str(r.failure)
+                else None
+            ),
         )
 
         def route(r) -> None:
@@ -155,7 +157,12 @@ def walk(site: Path, origin: str, word: str, decision_id: str, shots: Path, name
                     problems["nav"].append(f"{href} -> {page.url}")
                 reached.append(page.url)
             # Deep pages the nav does not list: a record, a chart, a contract's stopping point.
-            for pattern in ("records/measurement/*.html", "charts/*.html", "contracts/*.html", "records/sandwich/*.html"):
+            for pattern in (
+                "records/measurement/*.html",
+                "charts/*.html",
+                "contracts/*.html",
+                "records/sandwich/*.html",
+            ):
                 for found in sorted(site.rglob(pattern))[:1]:
                     reached.append(origin + found.relative_to(site).as_posix())
             for width in WIDTHS:
@@ -171,7 +178,9 @@ def walk(site: Path, origin: str, word: str, decision_id: str, shots: Path, name
             page.goto(home, wait_until="networkidle")
             page.locator(".md-search__input").click()
             page.keyboard.type(word)
-            page.wait_for_function("() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=15000)
+            page.wait_for_function(
+                "() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=15000
+            )
             results = page.eval_on_selector_all(".md-search-result__item a", "els => els.map(e => e.href)")
             if not any(decision_id in r for r in results):
                 problems["search"].append(f"{word!r}: {results[:8]}")
@@ -185,7 +194,9 @@ def walk(site: Path, origin: str, word: str, decision_id: str, shots: Path, name
 
 def _needs_chromium() -> None:
     if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it")
+        pytest.skip(
+            "/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it"
+        )
 
 
 @pytest.mark.parametrize("which", ["demo", "own"])
