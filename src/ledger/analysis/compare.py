@@ -274,7 +274,9 @@ def _side(records: list[Any], label: str) -> Side:
     digits_spread = uncertainty(values)
     side.median_text = quote(
         median,
-        100.0 * max(digits_spread, MIN_CONFIDENCE_INTERVAL) / abs(median) if digits_spread is not None and median else None,
+        100.0 * max(digits_spread, MIN_CONFIDENCE_INTERVAL) / abs(median)
+        if digits_spread is not None and median
+        else None,
     )
     return side
 
