@@ -281,6 +281,13 @@ def _side(records: list[Any], label: str) -> Side:
     return side
 
 
+def _spread_of(side: Side) -> float | None:
+    """A side's 90% half-width: from its values, or from its tool's 99% interval (normal scale)."""
+    if side.basis == "summary only" and side.interval:
+        return (side.interval[1] - side.interval[0]) / 2 / 2.576 * 1.645
+    return uncertainty(side.values)
+
+
 def check_comparable(a: list[Any], b: list[Any]) -> list[str]:
     """Refuse what must not be compared; return warnings for what may be, with care."""
     problems: list[Problem] = []
@@ -388,7 +395,7 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
         label = f"one allocation ({allocs.pop()})"
     lower_is_better = a[0].lower_is_better
     diff = sb.median - sa.median
-    ua, ub = uncertainty(sa.values), uncertainty(sb.values)
+    ua, ub = _spread_of(sa), _spread_of(sb)
     diff_unc = math.hypot(ua, ub) if ua is not None and ub is not None else None
     percent = 100.0 * diff / sa.median if sa.median else None
     ratio = sb.median / sa.median if sa.median else None
