@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import importlib
 import json
@@ -313,6 +314,7 @@ def place_time(data: dict[str, Any], when: When) -> None:
 _HOME = os.path.expanduser("~")
 
 
+@functools.lru_cache(maxsize=4096)
 def record_path(path: str | Path) -> str:
     """A file's path as a record may hold it: relative to the working folder, never an
     absolute path of the importing machine (outside the working folder: its last three parts)."""
@@ -325,19 +327,25 @@ def record_path(path: str | Path) -> str:
         return "/".join(p.parts[-3:])
 
 
-def scrub_paths(value: Any) -> Any:
+def scrub_paths(value: Any, cwd: str | None = None) -> Any:
     """Replace the importing machine's working folder and home folder in strings by `.` and `~`."""
-    cwd = os.getcwd()
-    if isinstance(value, str):
+    if cwd is None:
+        cwd = os.getcwd()
+    kind = type(value)
+    if kind is float or kind is int or kind is bool or value is None:
+        return value
+    if kind is str:
         if cwd != "/" and cwd in value:
             value = value.replace(cwd + os.sep, "./").replace(cwd, ".")
         if _HOME not in ("", "/") and _HOME in value:
             value = value.replace(_HOME, "~")
         return value
-    if isinstance(value, dict):
-        return {k: scrub_paths(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrub_paths(v) for v in value]
+    if kind is dict:
+        return {k: scrub_paths(v, cwd) for k, v in value.items()}
+    if kind is list:
+        if value and all(type(v) is float for v in value):
+            return value  # samples
+        return [scrub_paths(v, cwd) for v in value]
     return value
 
 
@@ -413,7 +421,11 @@ def import_files(
     return ImportResult(fmt, records, written=not dry_run, notes=list(options.notes), foreign=foreign)
 
 
+_CWD = [os.getcwd()]
+
+
 def _build(ledger: Ledger, drafts: list[Draft], options: ImportOptions, labels: dict[str, str]) -> list[Envelope]:
+    _CWD[0] = os.getcwd()
     created = datetime.now(UTC)
     ids: dict[str, str] = {}
     records: list[Envelope | None] = [None] * len(drafts)
@@ -485,7 +497,7 @@ def _finish(draft: Draft, ids: dict[str, str], options: ImportOptions, labels: d
         source["repo"] = labels[str(source["sha"]).strip().lower()]
     if draft.kind in ("measurement", "gate") and isinstance(data.get("extra", {}), dict):
         data.setdefault("extra", {})["imported_from"] = record_path(draft.file)
-    data = scrub_paths(data)
+    data = scrub_paths(data, _CWD[0])
     alloc = data.get("allocation")
     if isinstance(alloc, dict):
         if options.allocation:
