@@ -54,3 +54,37 @@ def recompute(measurement: Measurement, audit: FlopAudit) -> dict[str, float] | 
             audit.flop_per_sample, measurement.global_batch, measurement.median, gpus, audit.peak.tflops_per_gpu
         ),
     }
+
+
+def flop_rate_gflops(measurement: Measurement) -> float | None:
+    """GFLOP/s achieved: the FLOP of one measured unit of work over its median time (seconds)."""
+    m = measurement
+    if m.flop is None or not m.median or m.outcome != "ok" or m.unit != "s":
+        return None
+    return m.flop / m.median / 1e9
+
+
+def flop_utilisation_percent(measurement: Measurement) -> float | None:
+    """FLOP-based utilisation against the measurement's named peak (CPU or GPU), in percent.
+    Not MFU: MFU is the training convention (model FLOP per sample, per-GPU peak, flop-audit)."""
+    rate = flop_rate_gflops(measurement)
+    peak = measurement.peak_flops
+    if rate is None or peak is None:
+        return None
+    return 100.0 * rate / peak.gflops
+
+
+def percentiles(measurement: Measurement, wanted: tuple[float, ...] = (50, 90, 99)) -> dict[str, float]:
+    """Latency percentiles: the recorded ones, else computed from the raw samples (inclusive method)."""
+    if measurement.percentiles:
+        return dict(measurement.percentiles)
+    xs = sorted(measurement.samples)
+    if len(xs) < 2:
+        return {}
+    out = {}
+    for q in wanted:
+        pos = (len(xs) - 1) * q / 100.0
+        lo = int(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        out[f"p{q:g}"] = xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+    return out

@@ -20,7 +20,9 @@ from typing import Any
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, Hypothesis
 from .figures import quote_of
+from .metrics import flop_rate_gflops, flop_utilisation_percent, percentiles
 from .stopping_point import ContractChoice, Row, choose_contract, stopping_point
+from .sweep import sweep_rows, sweeps
 
 #: How many decisions the status shows (newest first).
 NEWEST_DECISIONS = 8
@@ -47,6 +49,8 @@ class Section:
     #: Shown instead of the table when there are no rows.
     empty: str = ""
     notes: list[str] = field(default_factory=list)
+    #: Section-specific data beside the table (a sweep's stopping point).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +60,7 @@ class Section:
             "rows": self.rows,
             "empty": self.empty,
             "notes": self.notes,
+            **({"extra": self.extra} if self.extra else {}),
         }
 
 
@@ -143,6 +148,15 @@ def stopping_row(row: Row) -> dict[str, Any]:
         "mfu_value": row.mfu if ok else None,
         "peak_convention": convention,
         "batch": row.batch,
+        "rate": ", ".join(quote_of(m, r.value, r.unit) for r in m.rates) if ok and m.rates else "–",
+        "gflops": quote_of(m, flop_rate_gflops(m), "GFLOP/s") if ok and flop_rate_gflops(m) is not None else "–",
+        "utilisation": quote_of(m, flop_utilisation_percent(m), "%")
+        if ok and flop_utilisation_percent(m) is not None
+        else "–",
+        "peak": m.peak_flops.name if m and m.peak_flops else None,
+        "percentiles": ", ".join(f"{k} {quote_of(m, v, m.unit)}" for k, v in percentiles(m).items()) if ok else "",
+        "metric": m.metric if m else None,
+        "parameters": ", ".join(f"{k}={v}" for k, v in sorted(m.parameters.items())) if m else "",
         "measurement": m.id if m else None,
         "commit": m.source.sha[:9] if m and m.source else None,
     }
@@ -159,8 +173,32 @@ def stopping_section(ctx: StatusContext) -> Section:
         Column("measurement", "Measurement", 3, "id"),
     ]
     rows = [stopping_row(r) for r in ctx.stopping_rows]
+    # Training words only where they apply: no MFU, batch or samples/s columns on an inference
+    # or CPU campaign whose records carry none.
+    if not any(r["mfu_value"] is not None for r in rows):
+        columns = [c for c in columns if c.key != "mfu"]
+    if not any(r["batch"] not in ("-", "", None) for r in rows):
+        columns = [c for c in columns if c.key != "batch"]
+    if not any(r["throughput_value"] is not None for r in rows):
+        columns = [c for c in columns if c.key != "throughput"]
+    if any(r["metric"] not in (None, "step_time") for r in rows):
+        columns = [Column(c.key, "Median", c.importance, c.role) if c.key == "median" else c for c in columns]
+    if any(r["parameters"] for r in rows):
+        columns.insert(2, Column("parameters", "Configuration", 1))
+    # Rates of any campaign: tokens/s, frames/s, GFLOP/s, FLOP utilisation against a named peak.
+    for key, title, importance in (
+        ("rate", "Rate", 3),
+        ("gflops", "GFLOP/s", 3),
+        ("utilisation", "FLOP utilisation", 2),
+        ("percentiles", "Percentiles", 4),
+    ):
+        if any(r[key] not in ("–", "", None) for r in rows):
+            columns.insert(len(columns) - 1, Column(key, title, importance, "figure"))
     conventions = sorted({r["peak_convention"] for r in rows if r["peak_convention"]})
     notes = [f"MFU under the peak convention {', '.join(conventions)}."] if conventions else []
+    peaks = sorted({r["peak"] for r in rows if r["peak"] and r["utilisation"] != "–"})
+    if peaks:
+        notes.append(f"FLOP utilisation against the named peak {', '.join(peaks)}.")
     empty = (
         "No measurement under this contract yet."
         if ctx.choice.contract is not None
@@ -230,8 +268,55 @@ def owed_section(ctx: StatusContext) -> Section:
     return Section("owed", "Owed", columns, rows, "Nothing owed: no owed item in a spec page, no open hypothesis.")
 
 
-#: Section builders, in the order they are shown. A builder returns None to stay silent.
-SECTIONS: list[Callable[[StatusContext], Section | None]] = [stopping_section, decisions_section, owed_section]
+def sweep_sections(ctx: StatusContext) -> list[Section]:
+    """One section per swept parameter of the current contract: the points, speedup and
+    efficiency against the named base, and the sweep's stopping point."""
+    out = []
+    for sweep in sweeps(ctx.records, ctx.choice.contract):
+        name = sweep.parameter.name
+        columns = [
+            Column("value", name.replace("_", " ").capitalize(), 1),
+            Column("median", "Median", 1, "figure"),
+            Column("speedup", "Speedup", 1, "figure"),
+            Column("efficiency", "Efficiency", 2, "figure"),
+            Column("spread", "Spread", 2, "figure"),
+            Column("min", "Min", 3, "figure"),
+            Column("max", "Max", 3, "figure"),
+            Column("runs", "n", 4),
+            Column("measurement", "Measurement", 3, "id"),
+        ]
+        if sweep.parameter.ideal != "linear":
+            columns = [c for c in columns if c.key != "efficiency"]
+        stop = sweep.stopping_point()
+        notes = [f"Stopping point: {stop['text']}."]
+        if sweep.base is not None:
+            notes.append(
+                f"Speedup{' and efficiency' if sweep.parameter.ideal == 'linear' else ''} against "
+                f"{name}={sweep.base.value}; digits within each point's spread and the base's."
+            )
+        if sweep.failed:
+            notes.append(f"{len(sweep.failed)} point(s) without a valid measurement (OOM or failed).")
+        section = Section(
+            f"sweep:{name}",
+            f"Sweep over {name} ({sweep.metric}, {sweep.unit})",
+            columns,
+            sweep_rows(sweep),
+            f"No measurement under this contract carries `parameters.{name}` yet.",
+            notes,
+            {"stopping_point": stop, "parameter": name, "base": sweep.base.value if sweep.base else None},
+        )
+        out.append(section)
+    return out
+
+
+#: Section builders, in the order they are shown. A builder returns None to stay silent, or a
+#: list of sections (one per sweep).
+SECTIONS: list[Callable[[StatusContext], Section | list[Section] | None]] = [
+    stopping_section,
+    sweep_sections,
+    decisions_section,
+    owed_section,
+]
 
 
 def contract_summary(contract: Contract | None) -> dict[str, Any] | None:
@@ -269,7 +354,13 @@ def build_status(
         by_id={r.id: r for r in records},
         superseded={s for r in records for s in r.supersedes},
     )
-    sections = [s for s in (build(ctx) for build in SECTIONS) if s is not None]
+    sections: list[Section] = []
+    for build in SECTIONS:
+        made = build(ctx)
+        if isinstance(made, list):
+            sections.extend(made)
+        elif made is not None:
+            sections.append(made)
     return Status(contract_summary(choice.contract), choice.rule, sections, len(records))
 
 

@@ -55,7 +55,7 @@ RULES: tuple[Rule, ...] = (
         "unique-key",
         "records",
         ERROR,
-        "Keys that must be unique across the ledger are: issue numbers, contract names, finding ids. "
+        "Keys that must be unique across the ledger are: issue numbers, contract names. "
         "Two branches that each add issue #N merge cleanly in git and are refused here. A record "
         "that corrects the key's record (lists it in `supersedes`) may repeat the key; two "
         "corrections of one record fork the key and are refused.",

@@ -18,6 +18,25 @@ Outcome = Literal["ok", "oom", "failed"]
 Health = Literal["healthy", "degraded", "unknown"]
 
 
+ParameterValue = int | float | str
+
+
+class SweptParameter(Model):
+    """A parameter a contract sweeps, and the base value speedup and efficiency are measured against."""
+
+    name: Slug = Field(..., description="e.g. `threads`, `batch`, `seq_len`.")
+    unit: str | None = Field(None, description="e.g. `threads`, `tokens`.")
+    base: ParameterValue | None = Field(
+        None, description="The base value ratios are taken against (default: the smallest value measured)."
+    )
+    ideal: Literal["linear", "none"] = Field(
+        "none",
+        description="`linear` when the ideal speedup is value / base (workers, threads, GPUs): efficiency "
+        "is then speedup / (value / base). `none`: no efficiency is computed.",
+    )
+    values: list[ParameterValue] = Field(default_factory=list, description="The values planned, in order.")
+
+
 class Contract(Envelope):
     """What must match for two numbers to be comparable. Comparisons across contracts are refused."""
 
@@ -46,6 +65,18 @@ class Contract(Envelope):
     rank_reduction: Literal["slowest-rank", "mean-rank", "rank0", "single"] = "slowest-rank"
     extra: dict[str, str] = Field(default_factory=dict)
     description: str | None = None
+    sweep: list[SweptParameter] = Field(
+        default_factory=list,
+        description="Parameters this contract sweeps (threads, batch, sequence length...): measurements "
+        "under it carry their values in `parameters`, and differ only in them.",
+    )
+
+    @model_validator(mode="after")
+    def _sweep_names(self) -> Contract:
+        names = [p.name for p in self.sweep]
+        if len(names) != len(set(names)):
+            raise ValueError(f"sweep names a parameter twice: {names}")
+        return self
 
 
 class GpuState(Model):
@@ -163,6 +194,23 @@ class FlopAudit(Envelope):
         return self.counted_flop_per_sample is not None and not self.itemised
 
 
+class Rate(Model):
+    """A rate the measurement achieved: a value and its unit (tokens/s, frames/s, GFLOP/s...)."""
+
+    value: NonNegative
+    unit: str = Field(..., min_length=1, description="e.g. `tokens/s`, `frames/s`, `GFLOP/s`.")
+    what: str | None = Field(None, description="What is counted, e.g. `decoded frames`, `output tokens`.")
+
+
+class NamedPeak(Model):
+    """A named peak FLOP rate of the whole device(s) measured: a CPU box or GPUs."""
+
+    name: str = Field(..., min_length=1, description="e.g. `20-core AVX2 fp32 FMA peak`, `house-2450`.")
+    gflops: NonNegative = Field(..., gt=0, description="The peak, GFLOP/s, for everything the measurement used.")
+    device: Literal["cpu", "gpu", "other"] = "other"
+    note: str | None = None
+
+
 class Measurement(Envelope):
     """One measured configuration: raw per-step samples after warmup and what follows from them."""
 
@@ -198,7 +246,9 @@ class Measurement(Envelope):
     grad_accum: int | None = Field(None, ge=1)
     global_batch: int | None = Field(None, ge=1)
     throughput: NonNegative | None = None
-    throughput_unit: str | None = "samples/s"
+    throughput_unit: str | None = Field(
+        "samples/s", description="Unit of `throughput`; samples/s for training records, else unset unless given."
+    )
     mfu_percent: NonNegative | None = None
     peak_convention: str | None = None
     mfu_vs_ceiling_percent: NonNegative | None = None
@@ -213,6 +263,23 @@ class Measurement(Envelope):
     non_comparable_reason: str | None = None
     command: str | None = None
     notes: str | None = None
+    parameters: dict[str, ParameterValue] = Field(
+        default_factory=dict, description="Values of the contract's swept parameters, e.g. {threads: 16}."
+    )
+    percentiles: dict[str, NonNegative] = Field(
+        default_factory=dict,
+        description="Latency percentiles in `unit`, keyed p50, p90, p99, p99.9 (from the samples when given).",
+    )
+    rates: list[Rate] = Field(
+        default_factory=list,
+        description="Rates of any campaign: tokens/s, frames/s, GFLOP/s, requests/s (beside `throughput`).",
+    )
+    flop: NonNegative | None = Field(
+        None, description="FLOP of one measured unit of work (e.g. one decode); FLOP/s = flop / median."
+    )
+    peak_flops: NamedPeak | None = Field(
+        None, description="The named peak FLOP-based utilisation is taken against (CPU or GPU)."
+    )
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -221,6 +288,9 @@ class Measurement(Envelope):
         # Summaries are derived from samples so they can never drift from them.
         if not isinstance(data, dict):
             return data
+        if "throughput_unit" not in data and not (data.get("global_batch") or data.get("local_batch")):
+            # Not a training step: no samples/s unless the record says so (tokens/s, frames/s go in `rates`).
+            data = {**data, "throughput_unit": None}
         samples = data.get("samples")
         # Only plain finite non-negative numbers are summarised; anything else is left
         # for the field validators to report at its own index.
@@ -395,6 +465,11 @@ class Gate(Envelope):
     format: str | None = Field(None, description="junit, ctest, ...")
     outcome: Literal["pass", "fail", "no-tests"]
     failed_names: list[str] = Field(default_factory=list, description="Tests that failed or errored.")
+    exit_code_only: bool = Field(
+        False,
+        description="True for a gate whose only evidence is its exit code (a build, a script, a grep): it "
+        "passes with exit code 0 and no test counts.",
+    )
     extra: dict[str, Any] = Field(default_factory=dict, description="Importer details, e.g. provenance_gaps.")
 
     @model_validator(mode="after")
@@ -403,8 +478,13 @@ class Gate(Envelope):
             raise ValueError(
                 f"executed = {self.executed} but passed + failed + errors = {self.passed + self.failed + self.errors}"
             )
-        if self.outcome == "pass" and self.executed == 0:
-            raise ValueError("a gate that executed no test is outcome no-tests, never pass")
+        if self.outcome == "pass" and self.executed == 0 and not self.exit_code_only:
+            raise ValueError(
+                "a gate that executed no test is outcome no-tests, never pass; a gate that only has an exit "
+                "code (a build, a script) sets exit_code_only: true and exit_code: 0"
+            )
+        if self.exit_code_only and (self.exit_code is None or self.executed):
+            raise ValueError("exit_code_only needs exit_code and no test counts: its verdict is the exit code alone")
         if self.outcome == "pass" and (self.failed or self.errors or (self.exit_code not in (None, 0))):
             raise ValueError("outcome pass with failures or a non-zero exit code")
         return self
@@ -491,9 +571,14 @@ class PhaseProcessDelta(Model):
 
 class PhaseSummary(Model):
     name: str = Field(..., min_length=1)
-    start_s: NonNegative = Field(..., description="Seconds after sampling began.")
-    end_s: NonNegative
-    source: Literal["api", "marker"] = "api"
+    start_s: NonNegative | None = Field(
+        None, description="Seconds after sampling began (sampled profiles; unknown for transcribed phases)."
+    )
+    end_s: NonNegative | None = None
+    duration_s: NonNegative | None = Field(None, description="How long the phase lasted, when only that is known.")
+    source: Literal["api", "marker", "transcribed"] = "api"
+    cpu_cores_mean: NonNegative | None = Field(None, description="Cores busy on average (a regime: 1.000 core).")
+    note: str | None = None
     mem_available_delta_bytes: int | None = Field(
         None, description="MemAvailable at the end minus at the start (negative: memory was taken)."
     )
@@ -529,9 +614,15 @@ class MemoryProfile(Envelope):
     targets: list[str] = Field(
         default_factory=list, description="How processes were chosen, e.g. `name=python3`, `pid=123`, `child`."
     )
-    interval_s: NonNegative
-    duration_s: NonNegative
-    samples: int = Field(..., ge=0)
+    transcribed: bool = Field(
+        False,
+        description="True when the profile is observations transcribed from a document or a log (phase deltas "
+        "without a series); then interval_s, duration_s and samples may be unknown.",
+    )
+    transcribed_from: str | None = Field(None, description="Where the observations were read (a PR, a log, a page).")
+    interval_s: NonNegative | None = None
+    duration_s: NonNegative | None = None
+    samples: int | None = Field(None, ge=0)
     mem_total_bytes: int | None = Field(None, ge=0)
     mem_available_start_bytes: int | None = Field(None, ge=0)
     mem_available_min_bytes: int | None = Field(None, ge=0)
@@ -547,7 +638,61 @@ class MemoryProfile(Envelope):
     def _series_attached(self) -> MemoryProfile:
         if self.series is not None and self.series not in self.attachments:
             raise ValueError(f"series {self.series!r} is not in attachments: its sha256 must be recorded")
+        if not self.transcribed:
+            missing = [n for n in ("interval_s", "duration_s", "samples") if getattr(self, n) is None]
+            if missing:
+                raise ValueError(
+                    f"a sampled profile needs {', '.join(missing)}; observations without a series set transcribed: true"
+                )
+            untimed = [p.name for p in self.phases if p.start_s is None or p.end_s is None]
+            if untimed:
+                raise ValueError(
+                    f"phase(s) {', '.join(untimed)} have no start_s/end_s; a sampled profile times its phases "
+                    "(transcribed phase deltas set transcribed: true)"
+                )
+        elif self.series is not None:
+            raise ValueError("a transcribed profile has no series; a sampled one sets transcribed: false")
+        for p in self.phases:
+            if p.start_s is not None and p.end_s is not None and p.end_s < p.start_s:
+                raise ValueError(f"phase {p.name!r} ends ({p.end_s}) before it starts ({p.start_s})")
         return self
+
+    def summary(self) -> str:
+        if self.title:
+            return self.title
+        return ("transcribed: " if self.transcribed else "") + (self.command or f"{len(self.phases)} phase(s)")
+
+
+class Finding(Envelope):
+    """A review finding: what the reviewer claimed, how it was verified, the verdict, and the
+    repair or the owed item that answers it. A finding is a hypothesis until verified."""
+
+    KIND: ClassVar[str] = "finding"
+    REFERENCE_FIELDS: ClassVar[tuple[str, ...]] = ("evidence",)
+    SUMMARY_FIELD: ClassVar[str] = "claim"
+    kind: Literal["finding"] = "finding"
+
+    finding: Slug = Field(..., description="The finding's id within its review, e.g. `F1`.")
+    review: str = Field(..., min_length=1, description="Which review raised it, e.g. `PR #1041 review`.")
+    claim: str = Field(..., min_length=1, description="What the reviewer said.")
+    verified_how: str | None = Field(None, description="How it was re-verified before anything was changed.")
+    verdict: Literal["unverified", "confirmed", "rejected", "partly-confirmed"] = "unverified"
+    blocking: bool = False
+    repair: str | None = Field(None, description="What was changed because of it.")
+    owed: str | None = Field(None, description="What is owed instead of a repair (and where, e.g. `#1044`).")
+    issue: int | None = Field(None, ge=0, description="The issue that carries the owed part.")
+    evidence: list[RecordId] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _answered(self) -> Finding:
+        if self.verdict in ("confirmed", "partly-confirmed") and not (self.repair or self.owed):
+            raise ValueError("a confirmed finding names its repair or what is owed (repair, owed)")
+        if self.verdict != "unverified" and not self.verified_how:
+            raise ValueError(f"verdict {self.verdict} needs verified_how: a finding is a hypothesis until verified")
+        return self
+
+    def summary(self) -> str:
+        return self.title or f"{self.finding}: {self.claim}"
 
 
 class Note(Envelope):

@@ -13,6 +13,7 @@ from .kinds import (
     Contract,
     Decision,
     Environment,
+    Finding,
     FlopAudit,
     Gate,
     Hypothesis,
@@ -40,6 +41,7 @@ KINDS: dict[str, type[Envelope]] = {
         Issue,
         Note,
         MemoryProfile,
+        Finding,
     )
 }
 

@@ -119,7 +119,7 @@ def render_pages(
     directory_urls: bool = True,
 ):
     """Every page of the site, as Page objects (charts write their SVGs through write_bytes)."""
-    from . import charts, decisions, home, hypotheses, records, report, sandwiches, specs
+    from . import charts, decisions, home, hypotheses, investigation, records, report, sandwiches, specs
     from .templating import environment
 
     templates = ledger.config.site.templates
@@ -137,9 +137,10 @@ def render_pages(
         specs.render(data, env, directory_urls),
         hypotheses.render(data, env),
         charts.render(data, env, write_bytes, all_charts),
+        investigation.render(data, env, write_bytes),
         records.render(data, env, file_of),
     ]
-    expected = len(data.cited) + sum(len(p) for p in data.listing_pages.values()) + 8
+    expected = len(data.cited) + sum(len(p) for p in data.listing_pages.values()) + 11
     n = 0
     for source in sources:
         for page in source:

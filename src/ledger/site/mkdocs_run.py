@@ -24,6 +24,9 @@ NAV = (
     ("Specs", "specs/index.md"),
     ("Hypotheses and owed", "hypotheses/index.md"),
     ("Charts", "charts/index.md"),
+    ("Sweeps", "sweeps/index.md"),
+    ("Memory", "memory/index.md"),
+    ("Findings", "findings/index.md"),
     ("Records", "records/index.md"),
 )
 #: Folders of generated pages that are reached through their index, not the nav.
