@@ -115,7 +115,6 @@ class Sweep:
         if best is None:
             return {"value": None, "distinguishable": False, "text": f"no valid point in the {name} sweep yet"}
         plateau = self.plateau()
-        unit = f" {self.parameter.unit}" if self.parameter.unit else ""
         if len(plateau) == 1:
             neighbours = _neighbours(self.points, best)
             beside = ", ".join(f"{name}={p.value}" for p in neighbours)
