@@ -20,7 +20,7 @@ from typing import Any
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, Hypothesis
 from .figures import quote_of
-from .metrics import flop_rate_gflops, flop_utilisation_percent, percentiles
+from .metrics import flop_rate_gflops, flop_utilisation_percent
 from .stopping_point import ContractChoice, Row, choose_contract, stopping_point
 from .sweep import sweep_rows, sweeps
 
@@ -154,7 +154,8 @@ def stopping_row(row: Row) -> dict[str, Any]:
         if ok and flop_utilisation_percent(m) is not None
         else "–",
         "peak": m.peak_flops.name if m and m.peak_flops else None,
-        "percentiles": ", ".join(f"{k} {quote_of(m, v, m.unit)}" for k, v in percentiles(m).items()) if ok else "",
+        # Latency percentiles as recorded (a training step's p99 from 20 samples is noise, not a figure).
+        "percentiles": ", ".join(f"{k} {quote_of(m, v, m.unit)}" for k, v in m.percentiles.items()) if ok else "",
         "metric": m.metric if m else None,
         "parameters": ", ".join(f"{k}={v}" for k, v in sorted(m.parameters.items())) if m else "",
         "measurement": m.id if m else None,
