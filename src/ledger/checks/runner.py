@@ -15,6 +15,7 @@ from ..git import EMPTY_TREE, ZERO, Git, GitError
 from . import comparability
 from .cache import VerificationCache, clean_blobs
 from .history import STATUS_WORDS
+from .keyedrows import check_file, declared_changes, declared_files, page_declaration
 from .keyindex import key_index
 from .pages import check_high_water, check_page, owed_of_page, page_settings
 from .records import FileRules, Info, inspect_artifact, inspect_batch, inspect_file, inspect_paths
@@ -318,6 +319,25 @@ class Checker:
         self.result.pages_checked = len(checked)
         check_high_water(pages_text, self.active, self.emit, issue_owner, CONFIG_NAME)
 
+    def check_keyed_rows(self, base: str, head: str, changed: list, rel) -> None:
+        """Declared keyed tables only grow: unrelated rows byte-identical, declared keys may change."""
+        git = self.git
+        specs = [f"{base}:{p}" for p, *_ in changed] + [f"{head}:{p}" for p, status, *_ in changed if status != "D"]
+        blobs = git.read_blobs(specs)
+        messages = git.text("log", "--format=%B", f"{base}..{head}", check=False)
+        declared = declared_changes(messages)
+        for path, status, key, is_page in changed:
+            old = (blobs.get(f"{base}:{path}") or b"").decode("utf-8", "replace")
+            new = "" if status == "D" else (blobs.get(f"{head}:{path}") or b"").decode("utf-8", "replace")
+            if is_page:
+                keyed_old, key_old = page_declaration(old)
+                keyed_new, key_new = page_declaration(new)
+                if not keyed_old:
+                    continue  # a page that starts declaring keyed tables has nothing published under the rule
+                key = key_old
+            allowed = declared.get(rel(path), set()) | declared.get(None, set())
+            check_file(rel(path), old, new, key, allowed, self.emit)
+
     def check_mark_lowered(self, old: bytes, new: bytes) -> None:
         """The owed high-water mark only goes down: a change that raises it is refused."""
         if "owed-high-water" not in self.active:
@@ -416,11 +436,24 @@ class Checker:
         prefix = "" if prefix == "." else prefix + "/"
         rec_prefix = f"{prefix}{self.records_rel}/"
         spec_prefix = f"{prefix}{self.specs_rel}/"
-        changes = git.diff(base, head, [rec_prefix, spec_prefix, prefix + CONFIG_NAME])
+        keyed = declared_files(self.active["keyed-rows"].params) if "keyed-rows" in self.active else []
+        keyed_paths = {prefix + d.path: d for d in keyed}
+        changes = git.diff(base, head, [rec_prefix, spec_prefix, prefix + CONFIG_NAME, *keyed_paths])
+        keyed_changes: list[tuple[str, str, str | int | None, bool]] = []  # (git path, status, key, is page)
         added: list[str] = []
         pages_changed: list[str] = []
         rel = lambda p: p[len(prefix) :]  # noqa: E731  path relative to the ledger root
         for status, path in changes:
+            if path in keyed_paths and status in "MDT":
+                keyed_changes.append((path, status, keyed_paths[path].key, False))
+                continue
+            if (
+                path.startswith(spec_prefix)
+                and path.endswith(".md")
+                and status in "MDT"
+                and "keyed-rows" in self.active
+            ):
+                keyed_changes.append((path, status, None, True))
             if path.startswith(rec_prefix):
                 if status == "A":
                     added.append(path)
@@ -438,6 +471,8 @@ class Checker:
                 if status == "M":
                     old = git.read_blobs([f"{base}:{path}"]).get(f"{base}:{path}") or b""
                     self.check_mark_lowered(old, raw)
+        if keyed_changes and base != EMPTY_TREE:
+            self.check_keyed_rows(base, head, keyed_changes, rel)
         blobs = git.read_blobs([f"{head}:{p}" for p in added])
         batch = [(p[len(rec_prefix) :], blobs.get(f"{head}:{p}") or b"") for p in added]
         violations, infos = inspect_batch(batch, self.file_rules())

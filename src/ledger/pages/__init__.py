@@ -13,6 +13,7 @@ column. Every function takes the page's full text (front matter included) and re
     pages.owed_sections(text)       -> [Section(line, level, title)]
     pages.owed_items(text)          -> [OwedItem(line, text, owner, issues, section)]
     pages.quoted_figures(text)      -> [Figure(line, text, value, unit, digits, approximate, spread_percent, ids)]
+    pages.keyed_rows(text, key)     -> [KeyedRow(table, key, line, raw)]
     pages.rendered_width(plain)     -> int (East Asian wide characters count 2)
     pages.read_spec_owed(specs_dir) -> ([SpecOwed(text, owner, issues, spec)], [unreadable paths])
 """
@@ -21,10 +22,12 @@ from .frontmatter import FrontMatter, front_matter
 from .markdown import (
     Cell,
     Figure,
+    KeyedRow,
     OwedItem,
     Paragraph,
     Section,
     definitional,
+    keyed_rows,
     owed_items,
     owed_sections,
     prose_paragraphs,
@@ -39,6 +42,8 @@ __all__ = [
     "front_matter",
     "Cell",
     "Figure",
+    "KeyedRow",
+    "keyed_rows",
     "OwedItem",
     "Paragraph",
     "Section",

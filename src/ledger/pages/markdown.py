@@ -418,3 +418,52 @@ def quoted_figures(text: str) -> list[Figure]:
             out.extend(_figures_in(cell_text, line, best, spans, ids))
     out.sort(key=lambda f: f.line)
     return out
+
+
+# -- keyed rows --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyedRow:
+    table: str  # which table: its section heading, header row and ordinal, e.g. "Specs | Accelerator | TFLOPS #1"
+    key: str  # rendered text of the key cell
+    line: int  # 1-based line in the full text
+    raw: str  # the row's source line, byte for byte (trailing newline removed)
+
+
+def keyed_rows(text: str, key: str | int | None = None) -> list[KeyedRow]:
+    """Body rows of the page's keyed tables, each with its key and its source line.
+
+    `key` names the key column by its header text (case-insensitive); tables without such a
+    column are not keyed. An int is a 1-based column number; None keys every table by its first
+    column. A table is named by the heading it sits under and its header row, so inserting a
+    new table elsewhere does not rename it."""
+    tokens, offset = _parse(text)
+    lines = text.splitlines()
+    heads = [(s.line, s.title) for s in _sections(tokens, offset)]
+    out: list[KeyedRow] = []
+    seen: dict[tuple[str, str], int] = {}
+    column: int | None = None
+    name = ""
+    for _, row, line, cells in _rows(tokens, offset):
+        texts = [_plain(c).strip() for c in cells]
+        if row == 0:
+            column = None
+            if key is None:
+                column = 0
+            elif isinstance(key, int):
+                column = key - 1 if 0 < key <= len(texts) else None
+            else:
+                wanted = str(key).strip().lower()
+                column = next((i for i, t in enumerate(texts) if t.lower() == wanted), None)
+            heading = next((title for hline, title in reversed(heads) if hline < line), "")
+            header = " | ".join(texts)
+            n = seen.get((heading, header), 0) + 1
+            seen[(heading, header)] = n
+            name = f"{heading} | {header}" + (f" #{n}" if n > 1 else "")
+            continue
+        if column is None or column >= len(texts):
+            continue
+        raw = lines[line - 1] if 0 < line <= len(lines) else ""
+        out.append(KeyedRow(name, texts[column], line, raw))
+    return out
