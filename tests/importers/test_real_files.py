@@ -463,3 +463,42 @@ def test_a_configured_repository_is_verified(repo: Path, tmp_path: Path) -> None
     failed = run_ledger(repo, "check")
     assert failed.returncode == 1 and "sha-resolves" in failed.stdout + failed.stderr
     assert f"does not resolve in the source checkout of {url}" in failed.stdout + failed.stderr
+
+
+# -- hostile copies of real files ----------------------------------------------------------------
+
+
+def test_hostile_copies_are_refused_with_file_key_and_fix(repo: Path, tmp_path: Path) -> None:
+    # asv: a parameterised benchmark with one value too few.
+    doc = json.loads((ASV_EMPYMOD / "dtr-laptop/d97d818d-conda-py3.8.json").read_text())
+    doc["results"]["kernel.Kernel.time_fields"]["result"].pop()
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(doc))
+    err = refused(repo, "asv", short)
+    assert f"{short}:key results.kernel.Kernel.time_fields.result: benchmark kernel.Kernel.time_fields" in err
+    assert "has 1 values for 2 parameter combinations" in err and "one value per combination" in err
+    # MLPerf v0.6: an :::MLL line whose payload is cut.
+    log = (V06 / "NVIDIA/results/dgx1_ngc19.05_pytorch/ssd/result_0.txt").read_text().splitlines()
+    at = next(i for i, line in enumerate(log) if " run_stop:" in line)
+    log[at] = log[at][:-20]
+    cut = tmp_path / "result_0.txt"
+    cut.write_text("\n".join(log) + "\n")
+    err = refused(repo, "mlperf", cut)
+    assert f"{cut}:line {at + 1}: :::MLL line does not parse" in err and "`:::MLL <seconds> <key>: {json}`" in err
+    # pyperf: gzip whose JSON is cut.
+    text = gzip.decompress((DATA / "pyperf/py2.json.gz").read_bytes())
+    broken = tmp_path / "py2.json.gz"
+    broken.write_bytes(gzip.compress(text[:5000]))
+    err = refused(repo, "pyperf", broken)
+    assert f"{broken}:line 1, column " in err and "does not parse as JSON" in err
+    # JUnit: a timestamp that is no date.
+    xml = (DATA / "junit/go/testdata/001-report.xml").read_text().replace("2022-01-01T00:00:00Z", "yesterday", 1)
+    bad_time = tmp_path / "report.xml"
+    bad_time.write_text(xml)
+    err = refused(repo, "junit", bad_time)
+    assert f"{bad_time}:testsuite[0] attribute timestamp: 'yesterday' is not a date" in err
+    # MLPerf inference: a scenario LoadGen does not have.
+    summary = tmp_path / "mlperf_log_summary.txt"
+    summary.write_text(INFERENCE.read_text().replace("Scenario : Offline", "Scenario : Batch"))
+    err = refused(repo, "mlperf", summary)
+    assert f"{summary}:line 5: scenario 'Batch' is not Offline, Server, SingleStream or MultiStream" in err
