@@ -58,6 +58,15 @@ IMPORTS = [
     ("asv", [str(p.relative_to(DATA)) for p in sorted((ASV_EMPYMOD / "dtr-laptop").glob("*.json"))]),
     ("asv", [str(p.relative_to(DATA)) for p in sorted((ASV_DJANGO / "ubuntu-22.04").glob("*.json"))]),
     ("asv", [str(p.relative_to(DATA)) for p in sorted((DATA / "asv/metpy-benchmark/results").rglob("*.json"))]),
+    ("asv", [str(p.relative_to(DATA)) for p in sorted((DATA / "asv/asv-fixtures/example_results").rglob("*.json"))]),
+    (
+        "mlperf",
+        [str(p.relative_to(DATA)) for p in sorted((DATA / "mlperf/training_results_v4.0").rglob("result_*.txt"))],
+    ),
+    (
+        "mlperf",
+        [str(p.relative_to(DATA)) for p in sorted((DATA / "mlperf/training_results_v5.1").rglob("result_*.txt"))],
+    ),
     ("hyperfine", ["hyperfine/1brc/hyperfine.json", "hyperfine/dandavison-misc/hyperfine.json"]),
     (
         "pytest-benchmark",
@@ -245,6 +254,10 @@ def test_pytest_benchmark_new_format_with_data_and_cut_data(repo: Path) -> None:
     cut = DATA / "pytest-benchmark/github-action-benchmark/test/data/extract/pytest_output.json"
     err = refused(repo, "pytest-benchmark", cut)
     assert f"{cut}:key benchmarks[0].stats.data[4]: benchmark bench.py::test_fib_10: " in err
+    units = cut.with_name("pytest_several_units.json")
+    assert f"{units}:key benchmarks[0].stats.data[4]: benchmark bench.py::test_fib_1: " in refused(
+        repo, "pytest-benchmark", units
+    )
     assert "is '... omitted to keep this file small'" in err and "non-negative number of seconds" in err
     # The same file with the note taken out: data no longer holds every round, so the summary is kept.
     doc = json.loads(cut.read_text())
