@@ -140,11 +140,15 @@ def stopping_row(row: Row) -> dict[str, Any]:
         "median": quote_of(m, m.median, m.unit, field="median") if ok else "no valid step",
         "median_value": m.median if ok else None,
         "unit": m.unit if m else None,
-        "throughput": quote_of(m, row.throughput, m.throughput_unit or "")
+        "throughput": quote_of(
+            m, row.throughput, m.throughput_unit or "", field=None if row.throughput_recomputed else "throughput"
+        )
         if ok and row.throughput is not None
         else "–",
         "throughput_value": row.throughput if ok else None,
-        "mfu": quote_of(m, row.mfu, "%") if ok and row.mfu is not None else "–",
+        "mfu": quote_of(m, row.mfu, "%", field=None if row.mfu_recomputed is not None else "mfu_percent")
+        if ok and row.mfu is not None
+        else "–",
         "mfu_value": row.mfu if ok else None,
         "peak_convention": convention,
         "batch": row.batch,

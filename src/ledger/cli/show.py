@@ -59,7 +59,7 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
     record = ledger.load(path)
     out = console()
     out.print(Text(f"{record.kind} {record.id}", style="bold"))
-    if summary(record):
+    if summary(record) and (record.kind != "measurement" or record.title):
         out.print(Text(summary(record)))
     if record.kind == "measurement":
         # The result first, as the record page leads with it.

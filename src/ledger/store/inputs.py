@@ -78,8 +78,85 @@ def _reject_constant(token: str) -> float:
     raise ValueError(f"{token} is not a number a measurement can have")
 
 
+# -- decimals as recorded ----------------------------------------------------------------------
+#
+# JSON and YAML numbers lose their trailing zeros (7.2590400 parses to 7.25904). A figure with
+# no spread is printed as recorded, so the decimals a measurement's figure was given with are
+# kept beside it, in `extra.decimals`, where the written text would otherwise be lost:
+# {"median": 7.25904, "extra": {"decimals": {"median": 7}}} prints as 7.2590400 everywhere.
+
+#: Measurement fields whose recorded decimals are kept.
+FIGURE_FIELDS = ("median", "min", "max", "mean", "iqr", "throughput", "mfu_percent", "mfu_vs_ceiling_percent")
+_MEASUREMENT_KEYS = frozenset({"samples", "median", "min", "max"})
+
+
+class _Literal(float):
+    """A JSON number with the text it was written as (only while parsing)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _Literal:
+        value = super().__new__(cls, text)
+        value.text = text
+        return value
+
+
+def lost_decimals(value: float, decimals: int) -> bool:
+    """True when printing `value` as recorded would drop decimals its text had (trailing zeros)."""
+    from ..analysis.figures import as_recorded
+
+    return decimals > 0 and as_recorded(value) != f"{value:.{decimals}f}"
+
+
+def _decimals_of_text(text: str) -> int | None:
+    body = text.strip().lstrip("+-")
+    if "e" in body.lower() or "." not in body:
+        return None
+    return len(body.split(".", 1)[1])
+
+
+def _keep_decimals(data: dict[str, Any], decimals: dict[str, int]) -> dict[str, Any]:
+    kind = data.get("kind")
+    if not decimals or (kind not in (None, "measurement")) or not (_MEASUREMENT_KEYS & set(data)):
+        return data
+    extra = data.get("extra")
+    if extra is None:
+        extra = data["extra"] = {}
+    if isinstance(extra, dict) and not isinstance(extra.get("decimals"), dict):
+        extra["decimals"] = dict(sorted(decimals.items()))
+    return data
+
+
+def _plain_json(node: Any) -> Any:
+    if isinstance(node, _Literal):
+        return float(node)
+    if isinstance(node, list):
+        return [_plain_json(v) for v in node]
+    return node
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    decimals: dict[str, int] = {}
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if isinstance(value, _Literal) and key in FIGURE_FIELDS:
+            places = _decimals_of_text(value.text)
+            if places is not None and lost_decimals(float(value), places):
+                decimals[key] = places
+        out[key] = _plain_json(value)
+    return _keep_decimals(out, decimals)
+
+
+#: A figure field written with a trailing zero after the point (the only case worth the slower parse).
+_TRAILING_ZERO = re.compile(r'"(?:' + "|".join(FIGURE_FIELDS) + r')"\s*:\s*-?\d+\.\d*0(?![\deE.])')
+
+
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
+    if not _TRAILING_ZERO.search(text):
+        return json.loads(text, parse_constant=_reject_constant)
+    return _plain_json(
+        json.loads(text, parse_constant=_reject_constant, parse_float=_Literal, object_pairs_hook=_pairs)
+    )
 
 
 def _json(text: str, name: str) -> list[Item]:
@@ -165,9 +242,15 @@ def _yaml(text: str, name: str) -> list[Item]:
 def _plain(node: Any, name: str, line: int | None = None, path: str = "") -> Any:
     """ruamel's round-trip objects to plain dict/list/scalars; YAML's .nan/.inf refused at their line and field."""
     if isinstance(node, dict):
-        return {
+        plain = {
             str(k): _plain(v, name, _line_of(node, k, line), f"{path}.{k}" if path else str(k)) for k, v in node.items()
         }
+        decimals = {}
+        for key in FIGURE_FIELDS:
+            places = _yaml_decimals(node.get(key))
+            if places is not None and lost_decimals(float(node[key]), places):
+                decimals[key] = places
+        return _keep_decimals(plain, decimals)
     if isinstance(node, list):
         return [_plain(v, name, _line_of(node, i, line), f"{path}[{i}]") for i, v in enumerate(node)]
     if isinstance(node, bool) or node is None:
@@ -196,6 +279,14 @@ def _plain(node: Any, name: str, line: int | None = None, path: str = "") -> Any
         return str(node)
     # Dates and timestamps YAML parsed for us go back to text for pydantic to read.
     return str(node)
+
+
+def _yaml_decimals(value: Any) -> int | None:
+    """Decimals of a YAML float as written (ruamel keeps its width and the dot's position)."""
+    width, dot = getattr(value, "_width", None), getattr(value, "_prec", None)
+    if not isinstance(value, float) or width is None or dot is None or getattr(value, "_exp", None):
+        return None
+    return max(width - dot - 1, 0)
 
 
 def _line_of(node: Any, key: Any, default: int | None) -> int | None:
