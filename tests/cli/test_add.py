@@ -72,7 +72,11 @@ def test_list_sorted_by_time_with_kind_filter(repo: Path) -> None:
     rows = json.loads(run_ledger(repo, "list", "--kind", "note", "--format", "json").stdout)
     assert [r["id"] for r in rows] == ids
     table = run_ledger(repo, "list")
-    assert table.returncode == 0 and "issue" in table.stdout and ids[0] in table.stdout
+    assert table.returncode == 0 and "issue" in table.stdout
+    # The table shows each id as its shortest unique prefix, which `ledger show` resolves.
+    prefix = next(w for line in table.stdout.splitlines() for w in line.split()[:1] if ids[0].startswith(w))
+    assert len(prefix) < len(ids[0])
+    assert json.loads(run_ledger(repo, "show", prefix, "--format", "json").stdout)["id"] == ids[0]
 
 
 BAD_INPUTS = [
