@@ -94,7 +94,9 @@ def test_cross_allocation_refused_then_labelled(repo: Path) -> None:
     assert allowed.returncode == 0, allowed.stderr
     out = json.loads(allowed.stdout)
     assert out["attributable"] is False and out["label"].startswith("NOT ATTRIBUTABLE")
-    assert out["test"]["method"] == "not testable"  # the 2015 files kept only summaries
+    # The 2015 files kept only summaries, with min and max: judged by their recorded ranges
+    # (issue 17), never by a rank test or an effect size.
+    assert out["test"]["method"] == "range overlap" and out["cliffs_magnitude"] is None
     table = run_ledger(repo, "compare", first, second, "--allow-cross-allocation")
     assert "NOT ATTRIBUTABLE" in table.stdout
 

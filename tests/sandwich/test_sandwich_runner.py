@@ -106,7 +106,9 @@ def test_records_from_different_allocations_are_refused(repo: Path) -> None:
     assert result.returncode == 2
     assert "cross-allocation" in result.stderr
     assert records(repo, "sandwich") == []
-    ok = run_ledger(repo, "sandwich", "--records", ids[0], ids[1], ids[0], "--format", "json")
+    again = run_ledger(repo, "add", "measurement", "--allocation", "1627918", input=json.dumps({"samples": [0.70]}))
+    assert again.returncode == 0, again.stderr
+    ok = run_ledger(repo, "sandwich", "--records", ids[0], ids[1], again.stdout.strip(), "--format", "json")
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["verdict"] == "faster"
     [sandwich] = records(repo, "sandwich")

@@ -55,8 +55,10 @@ class Side:
     statistic: str = "median"
     #: What the side's spread is: samples, a tool's interval or quartiles, or none.
     spread: str = ""
-    #: The tool's 99% confidence interval of a side without samples (asv), if it recorded one.
+    #: The tool's 99% confidence interval of a side without samples (asv), if it recorded one,
+    #: or the recorded min-max range of a summary-only measurement (`interval_kind` says which).
     interval: list[float] | None = None
+    interval_kind: str = "99% interval"
 
 
 @dataclass
@@ -236,6 +238,11 @@ def _side(records: list[Any], label: str) -> Side:
             spread = f"{len(values)} samples"
         else:
             spread, interval = _tool_spread(rec)
+            if interval is None and rec.min is not None and rec.max is not None and rec.max > rec.min:
+                # A summary with its min and max (the users' tables: n, min, median, max) has a
+                # spread: the recorded range, judged as a range, never as a confidence interval.
+                runs = f", n = {rec.n}" if rec.n else ""
+                spread, interval = f"recorded range {rec.min:g} to {rec.max:g}{runs}", [float(rec.min), float(rec.max)]
     else:
         values = [_headline(r) for r in records]
         basis = "one value per measurement"
@@ -270,8 +277,12 @@ def _side(records: list[Any], label: str) -> Side:
         spread=spread,
         interval=interval,
     )
+    if interval is not None and spread.startswith("recorded range"):
+        side.interval_kind = "min-max range"
     # The one digit policy (ledger.analysis.figures.quote): to the digits the spread supports.
     digits_spread = uncertainty(values)
+    if digits_spread is None and side.interval_kind == "min-max range" and interval:
+        digits_spread = interval[1] - interval[0]
     side.median_text = quote(
         median,
         100.0 * max(digits_spread, MIN_CONFIDENCE_INTERVAL) / abs(median)
@@ -284,6 +295,8 @@ def _side(records: list[Any], label: str) -> Side:
 def _spread_of(side: Side) -> float | None:
     """A side's 90% half-width: from its values, or from its tool's 99% interval (normal scale)."""
     if side.basis == "summary only" and side.interval:
+        if side.interval_kind == "min-max range":
+            return (side.interval[1] - side.interval[0]) / 2
         return (side.interval[1] - side.interval[0]) / 2 / 2.576 * 1.645
     return uncertainty(side.values)
 
@@ -408,15 +421,19 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
         delta = hl = None
         if sa.interval and sb.interval:
             overlap = sa.interval[0] <= sb.interval[1] and sb.interval[0] <= sa.interval[1]
-            test = UTest(
-                0.0,
-                None,
-                "99% interval overlap",
-                None,
-                "the sides' 99% confidence intervals "
-                + ("overlap" if overlap else "do not overlap")
-                + " (the tool's own rule, as asv compare judges results without samples)",
-            )
+            kinds = {sa.interval_kind, sb.interval_kind}
+            if kinds == {"99% interval"}:
+                method = "99% interval overlap"
+                note = "the sides' 99% confidence intervals " + ("overlap" if overlap else "do not overlap")
+                note += " (the tool's own rule, as asv compare judges results without samples)"
+            else:
+                method = "range overlap"
+                note = (
+                    "the sides' recorded ranges (min to max; a tool's interval where one was kept) "
+                    + ("overlap" if overlap else "do not overlap")
+                    + ": no rank test or effect size without samples"
+                )
+            test = UTest(0.0, None, method, None, note)
             if overlap:
                 verdict = "no significant difference"
             else:

@@ -98,6 +98,9 @@ def command(
         items = read_log(from_log, warmup=warmup)
     else:
         items = read_items(file)
+    for item in items:
+        for warning in dict.fromkeys(item.warnings):
+            click.echo(f"warning: {item.file}: {warning}", err=True)
     records = add(ledger, kind, items, stamping)
     if fmt == "json":
         print_json(

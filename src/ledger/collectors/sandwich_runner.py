@@ -505,6 +505,22 @@ def sandwich_from_records(
     from ..store.inputs import Item
 
     records = {label: ledger.get(rid) for label, rid in zip(ARMS, (a_id, candidate_id, b_id))}
+    ids = [r.id for r in records.values()]
+    if len(set(ids)) < 3:
+        # A X A reuses the control as B: its drift is zero by construction and proves nothing.
+        same = [ARM_NAMES[label] for label, r in records.items() if ids.count(r.id) > 1]
+        raise InputError(
+            "a sandwich needs three distinct arms; nothing was written",
+            [
+                Problem(
+                    "--records",
+                    "A X B",
+                    f"a sandwich needs three distinct arms: {' and '.join(same)} are the same record, so the "
+                    "drift between A and B would be 0 by construction",
+                    "B is a second run of A after the candidate: give three different measurement ids",
+                )
+            ],
+        )
     problems = []
     for label, rec in records.items():
         if rec.kind != "measurement":

@@ -122,8 +122,21 @@ class Envelope(Model):
     observed_at: datetime | None = Field(
         None, description="When the evidence was taken, if not at `created_at` (historical evidence)."
     )
+    observed_at_precision: Literal["exact", "minute", "hour", "day", "month", "year"] | None = Field(
+        None,
+        description="How precisely `observed_at` is known: an approximate date read from a document is `day` "
+        "or `month` (write the first instant of the period).",
+    )
     title: str | None = Field(None, max_length=500, description="One line saying what this record is.")
-    source: Source | None = None
+    source: Source | None = Field(
+        None, description="The measured source's commit; absent only with `source_unknown` saying why."
+    )
+    source_unknown: str | None = Field(
+        None,
+        min_length=1,
+        description="Why the measured commit is unknown (evidence re-entered from a document that names none). "
+        "Documented unknown provenance: `ledger add` then stamps no source.",
+    )
     allocation: Allocation | None = None
     tool: Tool
     links: Links = Field(default_factory=Links)
@@ -147,6 +160,14 @@ class Envelope(Model):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+    @model_validator(mode="after")
+    def _provenance(self) -> Envelope:
+        if self.source_unknown and self.source is not None:
+            raise ValueError("source_unknown says the commit is unknown, but source names one: keep one of them")
+        if self.observed_at_precision and self.observed_at is None:
+            raise ValueError("observed_at_precision qualifies observed_at, which is not given")
+        return self
 
     @property
     def when(self) -> datetime:

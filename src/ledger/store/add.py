@@ -120,7 +120,7 @@ def prepare(
             if given_source is None:
                 given_source = stamping.source.model_dump(mode="json", exclude_none=True)
             body["source"] = given_source
-        elif "source" not in body and not stamping.no_source:
+        elif "source" not in body and not stamping.no_source and not body.get("source_unknown"):
             if detected_source is None and source_problem is None:
                 try:
                     detected_source = source_stamp(

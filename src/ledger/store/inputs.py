@@ -22,6 +22,8 @@ class Item:
     data: Any
     file: str
     line: int | None  # 1-based line where the item starts
+    #: What the reader should know but that does not stop the record (e.g. text YAML read as a comment).
+    warnings: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -234,9 +236,56 @@ def _yaml(text: str, name: str) -> list[Item]:
             "YAML does not parse",
             [Problem(name, where, f"YAML error: {getattr(exc, 'problem', None) or exc}", "fix the YAML syntax")],
         ) from None
+    warned = comment_warnings(text)
     if len(items) == 1 and isinstance(items[0].data, list):
-        return [Item(d, name, None) for d in items[0].data]
+        return [Item(d, name, None, tuple(w for _, w in warned)) for d in items[0].data]
+    if warned:
+        starts = [it.line or 1 for it in items]
+        out = []
+        for n, it in enumerate(items):
+            end = starts[n + 1] if n + 1 < len(starts) else 10**9
+            mine = tuple(w for line, w in warned if starts[n] <= line < end or (n == 0 and line < starts[0]))
+            out.append(Item(it.data, it.file, it.line, mine))
+        items = out
     return items
+
+
+# A plain (unquoted) value followed by ` #` and no space: YAML ends the value there and reads
+# the rest as a comment, so `issue: PR #1008` records "PR". A comment is `# text`.
+_EATEN = re.compile(
+    r"""^(?P<lead>\s*(?:-\s+)?(?:[^\s'"#:{\[][^:#]*:\s+|-\s+))(?P<value>[^\s'"#|>&*!\[{][^#]*?)\s+#(?P<rest>\S.*)$"""
+)
+_BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
+
+
+def comment_warnings(text: str) -> list[tuple[int, str]]:
+    """(line, message) for every line where YAML reads part of a plain value as a comment
+    (`title: fixes #1008` is "fixes"). Block scalars (`|`, `>`) keep `#` and are skipped."""
+    out = []
+    block_indent: int | None = None
+    for n, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if block_indent is not None:
+            if not stripped or indent > block_indent:
+                continue
+            block_indent = None
+        if _BLOCK.search(line):
+            block_indent = indent
+            continue
+        if not stripped or stripped.startswith("#") or stripped.startswith("---"):
+            continue
+        m = _EATEN.match(line)
+        if m:
+            lost = "#" + m.group("rest")
+            out.append(
+                (
+                    n,
+                    f"line {n}: YAML reads {lost!r} as a comment, so the value is {m.group('value').strip()!r}; "
+                    "quote the whole value to keep it",
+                )
+            )
+    return out
 
 
 def _plain(node: Any, name: str, line: int | None = None, path: str = "") -> Any:

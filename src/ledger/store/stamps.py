@@ -190,8 +190,15 @@ def detect_allocation(env: Mapping[str, str] | None = None, overrides: Allocatio
     if topology is None and nodes is not None and gpn:
         gpu = env.get("LEDGER_GPU_NAME", "GPU")
         topology = f"{nodes * gpn}x {gpu}"
+    named = overrides.id or env.get("LEDGER_ALLOCATION")
+    if named and named != alloc_id:
+        # A named allocation (`--allocation`, LEDGER_ALLOCATION) is another machine or job than
+        # the one running `ledger add`: nothing detected here describes it.
+        hosts, nodes, gpn = [], None, None
+        topology = overrides.topology or env.get("LEDGER_TOPOLOGY")
+        scheduler = "local" if scheduler == "local" else scheduler
     return Allocation(
-        id=overrides.id or env.get("LEDGER_ALLOCATION") or alloc_id,
+        id=named or alloc_id,
         scheduler=overrides.scheduler or scheduler,
         topology=topology,
         nodes=nodes,
