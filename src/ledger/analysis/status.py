@@ -20,6 +20,7 @@ from typing import Any
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, Hypothesis
 from .figures import quote_of
+from .keyed import issue_owner, owner_of
 from .metrics import flop_rate_gflops, flop_utilisation_percent
 from .stopping_point import ContractChoice, Row, choose_contract, stopping_point
 from .sweep import sweep_rows, sweeps
@@ -242,10 +243,13 @@ def decisions_section(ctx: StatusContext) -> Section:
 
 
 def owed_section(ctx: StatusContext) -> Section:
+    # An item's owner is its own, else the owner of the live record of an issue it names: the
+    # rule `ledger check` counts unowned items by, so the site, status and check agree.
+    lookup = issue_owner(ctx.records)
     rows: list[dict[str, Any]] = [
         {
             "item": o.text,
-            "owner": o.owner or "unowned",
+            "owner": owner_of(o.owner, o.issues, lookup) or "unowned",
             "issues": ", ".join(f"#{n}" for n in o.issues),
             "where": f"spec {o.spec}",
             "id": None,

@@ -13,19 +13,56 @@ from .output import FORMAT_OPTION, console, print_json
 @click.command("demo")
 @click.argument("directory", type=click.Path(file_okay=False), default="ledger-demo")
 @click.option("--no-site", is_flag=True, help="Skip building the site.")
+@click.option(
+    "--campaign",
+    type=click.Choice(["ltx2", "decode"]),
+    default="ltx2",
+    show_default=True,
+    help="ltx2: the FastVideo LTX-2 training-MFU campaign on GB200 allocations. decode: the LTX-2.5 "
+    "decode-speed and memory investigation (a CPU thread sweep, transcribed memory phases, review findings).",
+)
 @FORMAT_OPTION
-def command(directory: str, no_site: bool, fmt: str) -> int:
-    """Write the example LTX-2 MFU campaign into DIRECTORY as a git repository, check it and build its site."""
+def command(directory: str, no_site: bool, campaign: str, fmt: str) -> int:
+    """Write an example campaign into DIRECTORY as a git repository, check it and build its site."""
     from ..demo import build_demo
     from ..demo.summary import summarize
 
-    demo = build_demo(Path(directory))
+    demo = build_demo(Path(directory), campaign)
     summary = summarize(demo, build_site=not no_site)
     if fmt == "json":
         print_json(summary.as_dict())
+    elif campaign == "decode":
+        render_status(summary, console())
     else:
         render(summary, console())
     return summary.exit_code
+
+
+def render_status(summary, out) -> None:
+    """A campaign without training words: its `ledger status` (stopping point, sweep, decisions, owed)."""
+    from rich.text import Text
+
+    from ..analysis.status import Column, Section, Status
+    from .status import render as render_sections
+
+    out.print(Text(f"Example campaign written to {summary.root}", style="bold"))
+    out.print("records: " + ", ".join(f"{n} {kind}" for kind, n in summary.counts.items()))
+    data = summary.status
+    sections = [
+        Section(
+            s["key"],
+            s["title"],
+            [Column(**c) for c in s["columns"]],
+            s["rows"],
+            s["empty"],
+            s["notes"],
+            s.get("extra", {}),
+        )
+        for s in data["sections"]
+    ]
+    status = Status(data["contract"], data["contract_rule"], sections, data["records"])
+    render_sections(status, out, {}, [])
+    _tail(summary, out)
 
 
 def render(summary, out) -> None:
@@ -55,6 +92,12 @@ def render(summary, out) -> None:
         verdict = verdict_phrase(d["verdict"], d["qualifier"])
         decisions.add_row(Text(d["family"]), Text(verdict), Text(d["where_to_continue"] or ""))
     out.print(decisions)
+    _tail(summary, out)
+
+
+def _tail(summary, out) -> None:
+    from rich.text import Text
+
     if summary.check is not None:
         c = summary.check
         out.print(f"ledger check --all: exit {c['exit_code']}, {c['errors']} error(s), {c['warnings']} warning(s)")

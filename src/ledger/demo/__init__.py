@@ -29,16 +29,47 @@ UNOWNED_HIGH_WATER = 1
 SPEC = "ltx2-mfu.md"
 
 
+@dataclass(frozen=True)
+class Campaign:
+    """One example campaign: its records, spec page, current contract and owed high-water mark."""
+
+    name: str
+    data: str
+    spec: str
+    contract: str
+    high_water: int
+    title: str
+    start: str
+
+
+#: The example campaigns, by the name `ledger demo --campaign` takes.
+CAMPAIGNS = {
+    "ltx2": Campaign(
+        "ltx2", DATA, SPEC, CONTRACT, UNOWNED_HIGH_WATER, "FastVideo LTX-2 training MFU", "LTX-2 MFU campaign"
+    ),
+    "decode": Campaign(
+        "decode",
+        "ltx25-decode.yaml",
+        "ltx25-decode-speed.md",
+        "ltx25-decode-threads-synthetic",
+        1,
+        "LTX-2.5 decode speed and memory (CPU threads sweep)",
+        "LTX-2.5 decode-speed investigation",
+    ),
+}
+
+
 @dataclass
 class DemoResult:
     root: Path
     ledger: Ledger
     records: list[Envelope] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)
+    campaign: str = "ltx2"
 
 
-def campaign_text() -> str:
-    return resources.files("ledger.demo").joinpath("data", DATA).read_text(encoding="utf-8")
+def campaign_text(campaign: str = "ltx2") -> str:
+    return resources.files("ledger.demo").joinpath("data", CAMPAIGNS[campaign].data).read_text(encoding="utf-8")
 
 
 def _resolve(value: Any, aliases: dict[str, str], where: str) -> Any:
@@ -61,8 +92,15 @@ def _git(repo: Any, *args: str) -> str:
     return repo.git.execute(["git", *args])
 
 
-def build_demo(target: Path) -> DemoResult:
-    """Write the example campaign into `target` (which must be absent or empty) and commit it."""
+def build_demo(target: Path, campaign: str = "ltx2") -> DemoResult:
+    """Write an example campaign (`ltx2`: training MFU; `decode`: the LTX-2.5 decode-speed
+    investigation) into `target` (which must be absent or empty) and commit it."""
+    if campaign not in CAMPAIGNS:
+        raise InputError(
+            "unknown campaign",
+            [Problem("--campaign", "", f"no example campaign {campaign!r}", "use one of: " + ", ".join(CAMPAIGNS))],
+        )
+    chosen = CAMPAIGNS[campaign]
     import git
 
     target = target.resolve()
@@ -80,18 +118,18 @@ def build_demo(target: Path) -> DemoResult:
             cfg.set_value("user", "name", "ledger demo")
             cfg.set_value("user", "email", "demo@ledger.invalid")
     init(target)
-    # The campaign's accepted contract is the current one, not the newer BF16 diagnostic one.
-    set_config_value(target, "contract", CONTRACT)
+    # The campaign's own contract is the current one (for ltx2, not the newer BF16 diagnostic one).
+    set_config_value(target, "contract", chosen.contract)
     ledger = Ledger.open(target)
     spec_dir = ledger.specs_dir
     spec_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(str(resources.files("ledger.demo").joinpath("data", SPEC)), spec_dir / SPEC)
+    shutil.copyfile(str(resources.files("ledger.demo").joinpath("data", chosen.spec)), spec_dir / chosen.spec)
     _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "Start the LTX-2 MFU campaign ledger")
+    _git(repo, "commit", "-q", "-m", f"Start the {chosen.start} ledger")
 
     floor = floor_from_config(ledger.config)
-    result = DemoResult(target, ledger)
-    for item in parse_items(campaign_text(), DATA, ".yaml"):
+    result = DemoResult(target, ledger, campaign=campaign)
+    for item in parse_items(campaign_text(campaign), chosen.data, ".yaml"):
         data = dict(item.data)
         alias = data.pop("alias", None)
         kind = data.pop("kind")
@@ -118,7 +156,7 @@ def build_demo(target: Path) -> DemoResult:
         if alias:
             result.aliases[alias] = record.id
     # The campaign's spec leaves one owed item unowned: that is its high-water mark.
-    set_config_value(target, "rules.owed-high-water.high_water", UNOWNED_HIGH_WATER)
+    set_config_value(target, "rules.owed-high-water.high_water", chosen.high_water)
     result.ledger = Ledger.open(target)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", f"Record the campaign's evidence ({len(result.records)} records)")

@@ -40,6 +40,9 @@ class DemoSummary:
     check: dict[str, Any] | None = None
     site: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    campaign: str = "ltx2"
+    #: `ledger status` of the campaign (sections as data), what the terminal shows for it.
+    status: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -86,10 +89,23 @@ def summarize(demo: DemoResult, *, build_site: bool = True) -> DemoSummary:
             if isinstance(d, Decision)
         ],
     )
+    summary.campaign = demo.campaign
+    summary.status = _status(demo, records)
     summary.check = _check(demo)
     if build_site:
         summary.site = _site(demo)
     return summary
+
+
+def _status(demo: DemoResult, records) -> dict[str, Any]:
+    from ..analysis.keyed import issue_owner, owner_of
+    from ..analysis.status import OwedEntry, build_status
+    from ..pages import read_spec_owed
+
+    owed_items, _ = read_spec_owed(demo.ledger.specs_dir)
+    lookup = issue_owner(records)
+    owed = [OwedEntry(o.text, owner_of(o.owner, o.issues, lookup), list(o.issues), o.spec) for o in owed_items]
+    return build_status(records, demo.ledger.config.contract, owed=owed).as_dict()
 
 
 def _check(demo: DemoResult) -> dict[str, Any] | None:

@@ -252,9 +252,10 @@ def _yaml(text: str, name: str) -> list[Item]:
 
 # A plain (unquoted) value followed by ` #` and no space: YAML ends the value there and reads
 # the rest as a comment, so `issue: PR #1008` records "PR". A comment is `# text`.
-_EATEN = re.compile(
-    r"""^(?P<lead>\s*(?:-\s+)?(?:[^\s'"#:{\[][^:#]*:\s+|-\s+))(?P<value>[^\s'"#|>&*!\[{][^#]*?)\s+#(?P<rest>\S.*)$"""
-)
+_KEYED = re.compile(r"""^\s*(?:-\s+)?[^\s'"#:{\[-][^:#]*:(?:\s+|$)""")
+_VALUE = r"""(?P<value>[^\s'"#|>&*!\[{][^#]*?)\s+#(?P<rest>\S.*)$"""
+_EATEN_KEYED = re.compile(r"""^\s*(?:-\s+)?[^\s'"#:{\[-][^:#]*:\s+""" + _VALUE)
+_EATEN_ITEM = re.compile(r"""^\s*-\s+""" + _VALUE)
 _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 
 
@@ -275,7 +276,7 @@ def comment_warnings(text: str) -> list[tuple[int, str]]:
             continue
         if not stripped or stripped.startswith("#") or stripped.startswith("---"):
             continue
-        m = _EATEN.match(line)
+        m = _EATEN_KEYED.match(line) if _KEYED.match(line) else _EATEN_ITEM.match(line)
         if m:
             lost = "#" + m.group("rest")
             out.append(

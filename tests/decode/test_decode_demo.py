@@ -1,0 +1,55 @@
+"""Issue 17: `ledger demo --campaign decode DIR` re-enters the LTX-2.5 decode-speed investigation
+from its published facts, checks it (exit 0) and builds its site: the thread sweep with its
+honest stopping point, transcribed memory phases, findings F1-F5, issues corrected to owned or
+closed, and owed items whose owners the site and the checker agree on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_ledger
+
+from ledger.demo import CAMPAIGNS, campaign_text
+from ledger.store.inputs import comment_warnings
+
+
+def test_the_campaign_data_loses_no_text_to_yaml_comments():
+    for name in CAMPAIGNS:
+        assert comment_warnings(campaign_text(name)) == [], name
+
+
+def test_decode_demo_checks_and_builds_its_site(tmp_path: Path):
+    target = tmp_path / "decode-demo"
+    result = run_ledger(tmp_path, "demo", "--campaign", "decode", str(target), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["campaign"] == "decode" and summary["check"]["errors"] == 0
+    assert summary["counts"]["finding"] == 5 and summary["counts"]["memory-profile"] == 2
+    sections = {s["key"]: s for s in summary["status"]["sections"]}
+    stop = sections["sweep:threads"]["extra"]["stopping_point"]
+    assert stop["plateau"] == [16, 20] and not stop["distinguishable"]
+    titles = [c["title"] for c in sections["stopping_point"]["columns"]]
+    assert "MFU" not in titles and "Local/global batch" not in titles
+    owners = {r["item"][:30]: r["owner"] for r in sections["owed"]["rows"]}
+    assert owners["The per-site dispatch test wit"] == "LTX25-DECODE-THREADS"  # via issue #1044's live record
+    # the checker counts one unowned owed item, the mark the demo sets
+    check = run_ledger(target, "check", "--all", "--format", "json")
+    assert check.returncode == 0, check.stdout + check.stderr
+    issues = json.loads(run_ledger(target, "list", "--kind", "issue", "--format", "json").stdout)
+    assert sum(1 for r in issues if r["key"] == "#1044") == 2
+    site = target / "site"
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert "Sweep over threads" in home and "not distinguishable from threads=20" in home
+    assert "LTX25-DECODE-THREADS" in home and "samples/s" not in home
+    memory = (site / "memory" / "index.html").read_text(encoding="utf-8")
+    assert "−43.5 GiB" in memory and "+31 GiB" in memory and "Transcribed" in memory
+    findings = (site / "findings" / "index.html").read_text(encoding="utf-8")
+    assert all(f"F{i}" in findings for i in range(1, 6))
+    text = run_ledger(target, "status").stdout
+    assert "Sweep over threads" in text and "MFU" not in text
+
+
+def test_an_unknown_campaign_is_bad_input(tmp_path: Path):
+    result = run_ledger(tmp_path, "demo", "--campaign", "nonsense", str(tmp_path / "x"))
+    assert result.returncode == 2
