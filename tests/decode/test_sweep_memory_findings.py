@@ -83,6 +83,7 @@ def test_status_shows_the_sweep_and_its_honest_stopping_point(swept: Path):
     titles = [c["title"] for c in stopping["columns"]]
     assert "MFU" not in titles and "Local/global batch" not in titles and "Configuration" in titles
     assert stopping["rows"][0]["parameters"] == "threads=16"
+    assert stopping["rows"][0]["reasons"] == ["not distinguishable from threads=20: see the threads sweep"]
     assert "FLOP utilisation" in titles and "GFLOP/s" in titles and "Rate" in titles
     assert stopping["rows"][0]["gflops"] == "30 GFLOP/s"  # 32.5 from a 21% spread: one figure
     assert any("20-core fp32 FMA (illustrative)" in n for n in stopping["notes"])
@@ -152,6 +153,9 @@ def test_site_shows_sweep_table_chart_memory_phases_and_findings(swept: Path):
     sweeps = (site / "sweeps" / "index.html").read_text()
     assert "not distinguishable from threads=20" in sweeps and "1x (base)" in sweeps
     assert list((site / "sweeps").glob("*.svg"))
+    # the sweep is charted over threads, not by commit (where it was a vertical line)
+    charts = (site / "charts" / "index.html").read_text()
+    assert "decode_wall" not in charts and "Sweeps" in charts
     memory = (site / "memory" / "index.html").read_text()
     assert "−43.5 GiB" in memory and "+31 GiB" in memory and "+10.8 GiB" in memory and "Transcribed" in memory
     findings = (site / "findings" / "index.html").read_text()

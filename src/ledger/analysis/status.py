@@ -179,6 +179,18 @@ def stopping_section(ctx: StatusContext) -> Section:
         Column("measurement", "Measurement", 3, "id"),
     ]
     rows = [stopping_row(r) for r in ctx.stopping_rows]
+    # Under a sweep, the best median may sit inside its neighbours' spread: the row says so
+    # rather than presenting a 0.1% difference inside a 21-23% spread as a winner.
+    for sweep in sweeps(ctx.records, ctx.choice.contract):
+        stop = sweep.stopping_point()
+        if stop.get("distinguishable") or len(stop.get("plateau") or []) < 2:
+            continue
+        on_plateau = {p.measurement.id for p in sweep.plateau()}
+        name = sweep.parameter.name
+        for row in rows:
+            if row["measurement"] in on_plateau:
+                others = ", ".join(f"{name}={v}" for v in stop["plateau"] if f"{name}={v}" != row["parameters"])
+                row["reasons"] = [*row["reasons"], f"not distinguishable from {others}: see the {name} sweep"]
     # Training words only where they apply: no MFU, batch or samples/s columns on an inference
     # or CPU campaign whose records carry none.
     if not any(r["mfu_value"] is not None for r in rows):

@@ -143,8 +143,14 @@ def collect(data: SiteData) -> list[Chart]:
     contracts = {c.id: c.name for c in data.by_kind.get("contract", [])}
     audits = {a.contract: a for a in data.by_kind.get("flop-audit", []) if isinstance(a, FlopAudit) and a.contract}
     groups: dict[tuple[str, str, str], list[Point]] = defaultdict(list)
+    # A sweep is charted over its parameter on the Sweeps page, not by commit (where every point
+    # of a sweep lands on one commit); superseded records are corrections' past, not points.
+    swept = {c.id: {p.name for p in c.sweep} for c in data.by_kind.get("contract", []) if getattr(c, "sweep", None)}
+    superseded = set(data.superseded_by)
     for m in data.by_kind.get("measurement", []):
         if not isinstance(m, Measurement) or m.outcome != "ok" or m.median is None:
+            continue
+        if m.id in superseded or (m.contract in swept and swept[m.contract] & set(m.parameters)):
             continue
         cid = m.contract or ""
         topology = (m.allocation.topology if m.allocation else None) or "unknown topology"
