@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.table import Table
+from rich.text import Text
 
-from ..analysis.status import verdict_phrase
+from ..analysis.status import Column, Section, Status, verdict_phrase
+from ..demo import build_demo
+from ..demo.summary import summarize
 from .output import FORMAT_OPTION, console, print_json
+from .status import render as render_sections
 
 
 @click.command("demo")
@@ -24,8 +29,6 @@ from .output import FORMAT_OPTION, console, print_json
 @FORMAT_OPTION
 def command(directory: str, no_site: bool, campaign: str, fmt: str) -> int:
     """Write an example campaign into DIRECTORY as a git repository, check it and build its site."""
-    from ..demo import build_demo
-    from ..demo.summary import summarize
 
     demo = build_demo(Path(directory), campaign)
     summary = summarize(demo, build_site=not no_site)
@@ -40,10 +43,6 @@ def command(directory: str, no_site: bool, campaign: str, fmt: str) -> int:
 
 def render_status(summary, out) -> None:
     """A campaign without training words: its `ledger status` (stopping point, sweep, decisions, owed)."""
-    from rich.text import Text
-
-    from ..analysis.status import Column, Section, Status
-    from .status import render as render_sections
 
     out.print(Text(f"Example campaign written to {summary.root}", style="bold"))
     out.print("records: " + ", ".join(f"{n} {kind}" for kind, n in summary.counts.items()))
@@ -66,8 +65,6 @@ def render_status(summary, out) -> None:
 
 
 def render(summary, out) -> None:
-    from rich.table import Table
-    from rich.text import Text
 
     out.print(Text(f"Example campaign written to {summary.root}", style="bold"))
     out.print("records: " + ", ".join(f"{n} {kind}" for kind, n in summary.counts.items()))
@@ -96,7 +93,6 @@ def render(summary, out) -> None:
 
 
 def _tail(summary, out) -> None:
-    from rich.text import Text
 
     if summary.check is not None:
         c = summary.check

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import click
+from rich.table import Table
+from rich.text import Text
 
 from ..analysis.figures import as_recorded, exact_bytes, quote_of, readable_bytes, readable_duration, result_line
+from .list import summary
 from .output import FORMAT_OPTION, console, open_ledger, print_json
 
 #: Measurement fields quoted to the digits the measurement's spread supports.
@@ -51,10 +54,6 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
     if fmt == "json":
         print_json(raw)
         return 0
-    from rich.table import Table
-    from rich.text import Text
-
-    from .list import summary
 
     record = ledger.load(path)
     out = console()

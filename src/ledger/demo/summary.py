@@ -6,9 +6,13 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..analysis.status import stopping_row
+from ..analysis.keyed import issue_owner, owner_of
+from ..analysis.status import OwedEntry, build_status, stopping_row
 from ..analysis.stopping_point import stopping_point
+from ..checks import run_check
+from ..pages import read_spec_owed
 from ..schema.kinds import Decision
+from ..site.builder import build_site
 from . import DemoResult
 
 
@@ -98,9 +102,6 @@ def summarize(demo: DemoResult, *, build_site: bool = True) -> DemoSummary:
 
 
 def _status(demo: DemoResult, records) -> dict[str, Any]:
-    from ..analysis.keyed import issue_owner, owner_of
-    from ..analysis.status import OwedEntry, build_status
-    from ..pages import read_spec_owed
 
     owed_items, _ = read_spec_owed(demo.ledger.specs_dir)
     lookup = issue_owner(records)
@@ -109,10 +110,6 @@ def _status(demo: DemoResult, records) -> dict[str, Any]:
 
 
 def _check(demo: DemoResult) -> dict[str, Any] | None:
-    try:
-        from ..checks import run_check
-    except ImportError:  # the checker is not installed in this build
-        return None
     result = run_check(demo.ledger, mode="all")
     return {
         "exit_code": result.exit_code,
@@ -125,10 +122,6 @@ def _check(demo: DemoResult) -> dict[str, Any] | None:
 
 
 def _site(demo: DemoResult) -> dict[str, Any] | None:
-    try:
-        from ..site import build_site
-    except ImportError:  # the site generator is not installed in this build
-        return None
     result = build_site(demo.ledger)
     index = getattr(result, "site_dir", None)
     return {

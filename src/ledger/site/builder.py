@@ -9,17 +9,36 @@ user's own pages.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import shutil
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 from ..errors import InputError, LedgerError, Problem
-from . import mkdocs_run
+from . import (
+    charts,
+    decisions,
+    home,
+    hypotheses,
+    investigation,
+    linkcheck,
+    mkdocs_run,
+    records,
+    report,
+    sandwiches,
+    specs,
+)
+from . import selfcheck as page_rules
 from .context import Page, SiteData
 from .history import commit_order
+from .publish import for_publication
+from .specs import read_specs
+from .templating import environment
 
 MARKER = ".ledger-generated"
 #: Above this many pages the page rules run in a worker process beside MkDocs.
@@ -72,7 +91,6 @@ class SiteResult:
 
 
 def _timed_rules(pages, rules, spreads, prefix):
-    from . import selfcheck as page_rules
 
     started = time.perf_counter()
     problems = page_rules.check_texts(pages, rules, spreads, prefix)
@@ -84,10 +102,6 @@ def _noop(stage: str, done: int, total: int | None) -> None:
 
 
 def load_data(ledger, progress: Progress = _noop) -> SiteData:
-    from .publish import for_publication
-
-    from . import home
-    from .specs import read_specs
 
     paths = list(ledger.iter_paths())
     records = []
@@ -119,8 +133,6 @@ def render_pages(
     directory_urls: bool = True,
 ):
     """Every page of the site, as Page objects (charts write their SVGs through write_bytes)."""
-    from . import charts, decisions, home, hypotheses, investigation, records, report, sandwiches, specs
-    from .templating import environment
 
     templates = ledger.config.site.templates
     env = environment(ledger.root / templates if templates else None)
@@ -208,7 +220,6 @@ def generate(
 
 def _asset(ledger, name: str) -> bytes:
     """A packaged static file, or the user's copy from the templates folder (site.templates)."""
-    from importlib import resources
 
     templates = ledger.config.site.templates
     if templates:
@@ -235,8 +246,6 @@ def build_site(
     With `strict`, a MkDocs warning, a page-rule violation or a broken link raises
     SiteCheckFailed (exit 1); without it they come back in `SiteResult.warnings`.
     """
-    from . import linkcheck
-    from . import selfcheck as page_rules
 
     progress = progress or _noop
     started = begun = time.perf_counter()
@@ -264,9 +273,6 @@ def build_site(
     # a large site they run in a second process while MkDocs builds in this one.
     pool = None
     if mkdocs and len(pages) > PARALLEL_RULES_PAGES:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork" if os.name == "posix" else "spawn"))
         pending = pool.submit(_timed_rules, *rules_args)
     else:

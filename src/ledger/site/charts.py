@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
@@ -110,7 +111,6 @@ def _slug(text: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "metric"
     if len(slug) > 80:
         # Metric and contract names are user text of any length; a file name has a 255-byte cap.
-        import hashlib
 
         slug = slug[:64].rstrip("-") + "-" + hashlib.sha256(slug.encode()).hexdigest()[:10]
     return slug

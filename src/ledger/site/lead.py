@@ -14,6 +14,7 @@ from ..analysis.metrics import recompute
 from ..schema.kinds import Decision, FlopAudit, Measurement, Sandwich
 from .context import SiteData
 from .escape import md_inline
+from .tables import verdict
 
 STRIP_W, STRIP_H = 600, 64
 
@@ -76,7 +77,6 @@ def measurement_status(data: SiteData, m: Measurement) -> str:
 
 
 def measurement(data: SiteData, m: Measurement) -> Markup:
-    from .tables import verdict
 
     lines: list[Markup] = []
     if m.outcome == "ok" and m.median is not None:
@@ -123,7 +123,6 @@ def measurement(data: SiteData, m: Measurement) -> Markup:
 
 
 def sandwich(data: SiteData, page: str, s: Sandwich) -> Markup:
-    from .tables import verdict
 
     f = sandwich_figures(s, data.spread_percent)
     better = "lower" if s.lower_is_better else "higher"
@@ -148,7 +147,6 @@ def sandwich(data: SiteData, page: str, s: Sandwich) -> Markup:
 
 
 def decision(data: SiteData, page: str, d: Decision) -> Markup:
-    from .tables import verdict
 
     head = Markup("**Verdict:** ") + verdict(d.verdict) + (md_inline(f"; {d.qualifier}") if d.qualifier else Markup(""))
     parts = [head, Markup("**Family:** ") + md_inline(d.family)]

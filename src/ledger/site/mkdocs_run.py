@@ -13,6 +13,10 @@ import io
 import logging
 from pathlib import Path
 
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from ..config import yaml_rt
 from ..errors import InputError, Problem
 
 #: (title, page) of the generated index pages, in nav order.
@@ -52,7 +56,6 @@ PALETTE = [
 
 
 def _load(path: Path):
-    from ..config import yaml_rt
 
     try:
         return yaml_rt().load(path.read_text(encoding="utf-8")) or {}
@@ -107,7 +110,6 @@ def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
     - ledger's stylesheet and the Markdown extensions its tables and cards use.
     Nothing the user set is overwritten. True when the file changed.
     """
-    from ..config import yaml_rt
 
     original = mkdocs_yml.read_text(encoding="utf-8")
     data = _load(mkdocs_yml)
@@ -123,7 +125,6 @@ def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
 
 
 def _ensure_nav_keys(data, prefix: str) -> None:
-    from ruamel.yaml.scalarstring import LiteralScalarString
 
     if "nav" not in data:
         data["nav"] = nav_entries(prefix)
@@ -137,7 +138,6 @@ def _ensure_nav_keys(data, prefix: str) -> None:
 
 
 def _ensure_offline(data, prefix: str) -> None:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     if "use_directory_urls" not in data:
         data["use_directory_urls"] = False
@@ -158,7 +158,6 @@ def _ensure_offline(data, prefix: str) -> None:
 
 
 def _ensure_style(data, prefix: str) -> None:
-    from ruamel.yaml.comments import CommentedSeq
 
     theme = data.get("theme")
     if isinstance(theme, dict) and theme.get("name") == "material" and "palette" not in theme:

@@ -9,6 +9,7 @@ HTML are checked after the build by `linkcheck`.
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from collections.abc import Iterator
@@ -16,9 +17,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from markdown.extensions.toc import slugify
+from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from ..pages import owed_items
+from ..errors import InputError, Problem
+from ..pages import front_matter, owed_items
 from .context import Page, SiteData, Spec
 from .escape import md_code, md_inline
 
@@ -28,8 +32,6 @@ KNOWN_KEYS = ("title", "owed", "hypotheses", "gates")
 
 def read_specs(specs_dir: Path, root: Path) -> list[Spec]:
     """Every `*.md` under the specs folder, front matter parsed (a bad one raises InputError)."""
-    from ..errors import InputError, Problem
-    from ..pages import front_matter
 
     specs: list[Spec] = []
     if not specs_dir.is_dir():
@@ -96,8 +98,6 @@ def _evidence(data: SiteData, page: str, item: dict[str, Any]) -> Markup:
 
 @lru_cache(maxsize=1)
 def _markdown():
-    from markdown.extensions.toc import slugify
-    from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
         ["table", "strikethrough"]
@@ -125,7 +125,6 @@ _FIRST_H1 = re.compile(r"\s*<h1[^>]*>(.*?)</h1>\s*", re.DOTALL)
 
 
 def _text_of(fragment: str) -> str:
-    import html
 
     return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
 

@@ -11,8 +11,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..analysis.status import verdict_rest
 from .context import SiteData
 from .escape import md_inline
+from .templating import clip
 
 #: Verdicts and statuses drawn as good or bad (colour is never the only signal: the word is there).
 GOOD = ("accepted", "final", "fastest accepted", "faster", "supported", "pass")
@@ -41,8 +43,6 @@ def verdict(text: Any) -> Markup:
 
 def verdict_cell(word: str, qualifier: str | None = None, limit: int = 90) -> Markup:
     """The verdict marked, its qualifier after it, said once (`rejected or timing-neutral`)."""
-    from ..analysis.status import verdict_rest
-    from .templating import clip
 
     rest = verdict_rest(word, qualifier)
     if not rest:
@@ -52,7 +52,6 @@ def verdict_cell(word: str, qualifier: str | None = None, limit: int = 90) -> Ma
 
 
 def cell(data: SiteData, page: str, role: str, value: Any) -> Markup:
-    from .templating import clip
 
     if value is None or value == "" or value == []:
         return Markup("–")

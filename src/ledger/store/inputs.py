@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from ..analysis.figures import as_recorded
 from ..errors import InputError, Problem
 
 
@@ -105,7 +109,6 @@ class _Literal(float):
 
 def lost_decimals(value: float, decimals: int) -> bool:
     """True when printing `value` as recorded would drop decimals its text had (trailing zeros)."""
-    from ..analysis.figures import as_recorded
 
     return decimals > 0 and as_recorded(value) != f"{value:.{decimals}f}"
 
@@ -218,8 +221,6 @@ def _json_lines(text: str, name: str) -> list[Item]:
 
 
 def _yaml(text: str, name: str) -> list[Item]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
 
     yaml = YAML(typ="rt")
     items: list[Item] = []
