@@ -28,10 +28,12 @@ class Item:
     line: int | None  # 1-based line where the item starts
     #: What the reader should know but that does not stop the record (e.g. text YAML read as a comment).
     warnings: tuple[str, ...] = ()
+    #: Where the item is when it has no line: "record 2" of a collector's output, say.
+    place: str | None = None
 
     @property
     def where(self) -> str:
-        return f"line {self.line}" if self.line else ""
+        return f"line {self.line}" if self.line else (self.place or "")
 
 
 def read_items(source: str | Path) -> list[Item]:
