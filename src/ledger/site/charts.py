@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from ..analysis.figures import interquartile, quote_width
 from ..analysis.metrics import recompute
