@@ -41,7 +41,10 @@ def _emit(
     records = add(
         ledger,
         kind,
-        [Item(b, "<collect>", None, place=f"record {i + 1}" if len(bodies) > 1 else None) for i, b in enumerate(bodies)],
+        [
+            Item(b, "<collect>", None, place=f"record {i + 1}" if len(bodies) > 1 else None)
+            for i, b in enumerate(bodies)
+        ],
         build_stamping(*stamping_args),
     )
     if fmt == "json":

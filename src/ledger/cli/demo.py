@@ -11,7 +11,8 @@ from rich.text import Text
 from ..analysis.status import Column, Section, Status, verdict_phrase
 from ..demo import build_demo
 from ..demo.summary import summarize
-from .output import FORMAT_OPTION, console, print_json
+from .console import console
+from .output import FORMAT_OPTION, print_json
 from .status import render as render_sections
 
 

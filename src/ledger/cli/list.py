@@ -8,7 +8,8 @@ from ..analysis.figures import quote_of
 from ..analysis.keyed import key_text
 from ..analysis.status import Column, unique_prefixes
 from ..schema.registry import KINDS
-from .output import FORMAT_OPTION, console, open_ledger, print_fitted, print_json
+from .console import console, print_fitted
+from .output import FORMAT_OPTION, open_ledger, print_json
 
 #: Columns by importance: id, kind and summary stay at any width; detail leaves first.
 COLUMNS = [

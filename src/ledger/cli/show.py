@@ -9,8 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.figures import as_recorded, exact_bytes, quote_of, readable_bytes, readable_duration, result_line
+from .console import console
 from .list import summary
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .output import FORMAT_OPTION, open_ledger, print_json
 
 #: Measurement fields quoted to the digits the measurement's spread supports.
 SPREAD_FIELDS = frozenset({"median", "min", "max", "mean"})
