@@ -30,7 +30,8 @@ def key_of(record: Envelope) -> tuple[Any, ...] | None:
 def key_text(record: Envelope) -> str:
     """How listings show the key: `#1044` for an issue, the name for a contract, `F1` for a finding."""
     if record.kind == "finding":
-        return f"{record.finding} ({record.review})"
+        finding: Any = record  # a Finding: its number and the review it belongs to
+        return f"{finding.finding} ({finding.review})"
     key = key_of(record)
     if key is None:
         return ""

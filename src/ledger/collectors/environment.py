@@ -110,9 +110,9 @@ def _version(dist: str) -> str | None:
 
 def _flash_attn_versions() -> str | None:
     """flash-attn 2's version, and flash-attn 3's or 4's named, e.g. '2.8.3; flash-attn-4 4.0.0b36'."""
-    parts = [_version("flash-attn") or _version("flash_attn")]
+    first = _version("flash-attn") or _version("flash_attn")
+    parts = [first] if first else []
     parts += [f"{dist} {v}" for dist in ("flash-attn-3", "flash-attn-4") if (v := _version(dist))]
-    parts = [p for p in parts if p]
     return "; ".join(parts) if parts else None
 
 

@@ -159,7 +159,9 @@ def collect(data: SiteData) -> list[Chart]:
         commit = m.source.sha if m.source else ""
         eligible = m.baseline_eligible
         low, high, kind = _spread(m)
-        base = dict(id=m.id, when=m.when, topology=topology, allocation=alloc, commit=commit, eligible=eligible)
+        base: dict[str, Any] = dict(
+            id=m.id, when=m.when, topology=topology, allocation=alloc, commit=commit, eligible=eligible
+        )
         groups[(m.metric, cid, m.unit)].append(
             Point(value=m.median, low=low, high=high, spread=kind, status=_status(m), **base)
         )
@@ -232,7 +234,7 @@ def svg(chart: Chart, *, width: float = 8.0, height: float = 3.8) -> bytes:
 
     with matplotlib.rc_context(SVG_RC):
         fig = Figure(figsize=(width, height), dpi=100)
-        ax = fig.add_subplot()
+        ax: Any = fig.add_subplot()  # matplotlib's stubs refuse the datetimes and None gaps it plots
         topologies = sorted({p.topology for p in chart.points}, key=lambda t: (_gpus_of(t), t))
         handles = []
         for n, topology in enumerate(topologies):

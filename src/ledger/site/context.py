@@ -19,8 +19,7 @@ from ..analysis.figures import measurement_uncertainty, quote_of
 from ..analysis.stopping_point import current_contract
 from ..schema.envelope import Envelope
 from ..store.ids import is_id
-from .escape import md_inline
-from .templating import clip
+from .escape import clip, md_inline
 
 #: Kinds shown on an index page (decisions, hypotheses, sandwiches, contracts, audits,
 #: issues): each of their records gets a page.

@@ -179,3 +179,17 @@ def percent(value: Any, digits: int = 3) -> str:
     if value is None:
         return ""
     return f"{float(value):.{digits}g}%"
+
+
+#: Longest user text shown in a table cell; the full text is on the record's page. Kept
+#: under the page rule's 220-character cell width, with room for what a template adds.
+CELL_CLIP = 120
+
+
+def clip(value: Any, limit: int = CELL_CLIP) -> str:
+    """One line of at most `limit` characters, cut at a word and marked with an ellipsis."""
+    text = " ".join(str(value).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(",;:.") + " …"

@@ -20,9 +20,8 @@ from ..pages import spec_owed
 from ..schema.kinds import Contract, Measurement
 from . import charts
 from .context import Page, SiteData, relative
-from .escape import md_inline
+from .escape import clip, md_inline
 from .tables import table, verdict, verdict_cell
-from .templating import clip
 
 PAGE = "index.md"
 CONTRACTS = "contracts/"

@@ -40,7 +40,8 @@ def sweep_svg(sweep: Sweep) -> bytes:
     xs = [p.value if numeric else i for i, p in enumerate(sweep.points)]
     with matplotlib.rc_context(SVG_RC):
         fig = Figure(figsize=(8, 3.4), dpi=100)
-        left, right = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+        left: Any = fig.add_subplot(1, 2, 1)  # matplotlib's stubs refuse the None gaps it plots
+        right: Any = fig.add_subplot(1, 2, 2)
         med = [p.median for p in sweep.points]
         left.errorbar(
             xs,
@@ -124,7 +125,7 @@ def memory_svg(profile) -> bytes:
     phases = list(profile.phases)
     with matplotlib.rc_context(SVG_RC):
         fig = Figure(figsize=(8, 0.6 + 0.55 * max(len(phases), 1) * max(len(cols), 1) / 2), dpi=100)
-        ax = fig.add_subplot()
+        ax: Any = fig.add_subplot()
         height = 0.8 / max(len(cols), 1)
         for j, (key, title) in enumerate(cols):
             values = []

@@ -89,7 +89,7 @@ def measurement(data: SiteData, m: Measurement) -> Markup:
     facts: list[Markup] = [Markup("**Status:** ") + verdict(measurement_status(data, m))]
     audit = data.by_id.get(m.flop_audit) if m.flop_audit else None
     derived = recompute(m, audit) if isinstance(audit, FlopAudit) else None
-    if derived:
+    if derived and audit is not None:
         facts.append(
             Markup("**MFU:** ")
             + md_inline(

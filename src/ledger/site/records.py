@@ -11,9 +11,8 @@ from markupsafe import Markup
 from ..analysis.figures import as_recorded, quote_of, readable_duration
 from ..schema.envelope import ENVELOPE_FIELDS
 from .context import Page, SiteData
-from .escape import md_code, md_inline, md_url
+from .escape import clip, md_code, md_inline, md_url
 from .lead import exact, lead
-from .templating import clip
 
 INDEX = "records/index.md"
 #: Body fields shown as a code block of their own rather than in the fields table.

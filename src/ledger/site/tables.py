@@ -13,8 +13,7 @@ from markupsafe import Markup
 
 from ..analysis.status import verdict_rest
 from .context import SiteData
-from .escape import md_inline
-from .templating import clip
+from .escape import clip, md_inline
 
 #: Verdicts and statuses drawn as good or bad (colour is never the only signal: the word is there).
 GOOD = ("accepted", "final", "fastest accepted", "faster", "supported", "pass")

@@ -18,7 +18,7 @@ from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, Pack
 from markupsafe import Markup
 
 from ..analysis.figures import format_figure
-from .escape import figure, md_block, md_code, md_fence, md_inline, md_url, percent
+from .escape import clip, figure, md_block, md_code, md_fence, md_inline, md_url, percent
 from .tables import verdict_cell
 
 
@@ -28,19 +28,6 @@ def _finalize(value: Any) -> Any:
     if isinstance(value, Markup):
         return value
     return md_inline(value)
-
-
-#: Longest user text shown in a table cell; the full text is on the record's page. Kept
-#: under the page rule's 220-character cell width, with room for what a template adds.
-CELL_CLIP = 120
-
-
-def clip(value: Any, limit: int = CELL_CLIP) -> str:
-    text = " ".join(str(value).split())
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
-    return cut.rstrip(",;:.") + " …"
 
 
 def _cell(value: Any) -> Markup:

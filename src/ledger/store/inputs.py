@@ -17,8 +17,8 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from ..analysis.figures import as_recorded
 from ..errors import InputError, Problem
+from ..numbers import as_recorded
 
 
 @dataclass(frozen=True)
