@@ -91,7 +91,9 @@ def test_core_commands_run_without_the_site_stack(core_path: Path, tmp_path: Pat
     rid = added.stdout.strip()
     shown = core_ledger(core_path, repo, "show", rid, "--format", "json")
     assert json.loads(shown.stdout)["body"] == "the core writes records"
-    assert rid in core_ledger(core_path, repo, "list").stdout
+    listed = core_ledger(core_path, repo, "list", "--format", "json")
+    assert rid in listed.stdout, listed.stdout + listed.stderr
+    assert core_ledger(core_path, repo, "list").returncode == 0
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a note")
     checked = core_ledger(core_path, repo, "check", "--all")
