@@ -18,7 +18,15 @@ from .history import STATUS_WORDS
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
 from .keyindex import key_index
 from .pages import check_high_water, check_page, owed_of_page, page_settings
-from .records import FileRules, Info, inspect_artifact, inspect_batch, inspect_file, inspect_paths
+from .records import (
+    FileRules,
+    Info,
+    inspect_artifact,
+    inspect_batch,
+    inspect_file,
+    inspect_paths,
+    supersedes_cycle,
+)
 from .registry import RULES, Active, configure
 from .result import CheckResult, Violation
 
@@ -32,6 +40,9 @@ FILE_RULES = (
     "conflict-markers",
     "sandwich-verdict",
     "local-path",
+    "canonical-bytes",
+    "parse-limits",
+    "supersedes-chain",
 )
 #: Below this many records a whole-ledger check runs in one process (a pool costs ~50 ms).
 POOL_THRESHOLD = 4000
@@ -120,7 +131,26 @@ class Checker:
                         field=where,
                     )
             comparability.check(info, lookup, self.emit)
+        self.check_chains(new, lookup)
         self.check_shas(new)
+
+    def check_chains(self, new: list[Info], lookup) -> None:
+        """A `supersedes` chain that comes back to a record it started from (a cycle)."""
+        if "supersedes-chain" not in self.active:
+            return
+        reported: set[str] = set()
+        for info in new:
+            if info.id in reported:
+                continue
+            cycle = supersedes_cycle(info, lookup)
+            if cycle:
+                reported.update(cycle)
+                self.emit(
+                    "supersedes-chain",
+                    info.path,
+                    "supersedes chain comes back to this record: " + " -> ".join([*cycle, cycle[0]]),
+                    field="supersedes",
+                )
 
     def check_shas(self, infos: list[Info]) -> None:
         if "sha-resolves" not in self.active and "sha-abbreviated" not in self.active:
@@ -354,17 +384,53 @@ class Checker:
 
     # -- --all -----------------------------------------------------------------------------
 
+    def walk(self, folder: Path, shown: str) -> list[str]:
+        """Files under `folder` (relative paths), from the directory entries' own types: a
+        symlink or other non-regular entry is a `symlinks` violation, never followed."""
+        out: list[str] = []
+        stack = [""]
+        while stack:
+            rel = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder / rel if rel else folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                path = f"{rel}/{entry.name}" if rel else entry.name
+                if entry.is_symlink():
+                    try:
+                        target = os.readlink(entry.path)
+                    except OSError:
+                        target = "?"
+                    self.emit("symlinks", f"{shown}/{path}", f"is a symbolic link (to {target}); it is not followed")
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append(path)
+                elif entry.is_file(follow_symlinks=False):
+                    out.append(path)
+                else:
+                    self.emit("symlinks", f"{shown}/{path}", "is not a regular file or folder")
+        return sorted(out)
+
+    def linked_folder(self, folder: Path) -> bool:
+        """True (and a violation) when `folder` is reached through a symlink below the ledger root."""
+        from ..store.ledger import lstat_chain
+
+        link = lstat_chain(self.ledger.root, folder)
+        if link is None:
+            return False
+        rel = os.path.relpath(link, self.ledger.root)
+        self.emit("symlinks", rel, f"is a symbolic link (to {os.readlink(link)}); nothing under it is read")
+        return True
+
     def run_all(self) -> None:
         root = self.ledger.records_dir
         paths = []
-        if root.is_dir():
-            for folder, dirs, files in os.walk(root):
-                dirs.sort()
-                rel = os.path.relpath(folder, root)
-                for name in files:
-                    if name.startswith(".tmp-") or name == ".gitignore":
-                        continue
-                    paths.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
+        if not self.linked_folder(root) and root.is_dir():
+            paths = [
+                p
+                for p in self.walk(root, self.records_rel)
+                if not p.rsplit("/", 1)[-1].startswith(".tmp-") and p.rsplit("/", 1)[-1] != ".gitignore"
+            ]
         rules = self.file_rules()
         violations, infos = self.inspect_remembering(root, paths, rules)
         self.result.violations.extend(violations)
@@ -383,11 +449,11 @@ class Checker:
         issues = _live_issue_owners([(i.id, i.number, i.owner, _supersedes(i)) for i in infos if i.kind == "issue"])
         pages_text = {}
         spec_dir = self.ledger.specs_dir
-        if spec_dir.is_dir():
-            for page in sorted(spec_dir.rglob("*.md")):
-                pages_text[page.relative_to(self.ledger.root).as_posix()] = page.read_text(
-                    encoding="utf-8", errors="replace"
-                )
+        if not self.linked_folder(spec_dir) and spec_dir.is_dir():
+            for rel in self.walk(spec_dir, self.specs_rel):
+                if rel.endswith(".md"):
+                    with open(os.path.join(spec_dir, rel), "rb") as fh:
+                        pages_text[f"{self.specs_rel}/{rel}"] = fh.read().decode("utf-8", errors="replace")
         self.page_checks(pages_text, list(pages_text), issues.get)
         config = self.ledger.root / CONFIG_NAME
         if config.is_file():
@@ -438,12 +504,15 @@ class Checker:
         spec_prefix = f"{prefix}{self.specs_rel}/"
         keyed = declared_files(self.active["keyed-rows"].params) if "keyed-rows" in self.active else []
         keyed_paths = {prefix + d.path: d for d in keyed}
-        changes = git.diff(base, head, [rec_prefix, spec_prefix, prefix + CONFIG_NAME, *keyed_paths])
+        changes, modes = git.diff_with_modes(base, head, [rec_prefix, spec_prefix, prefix + CONFIG_NAME, *keyed_paths])
         keyed_changes: list[tuple[str, str, str | int | None, bool]] = []  # (git path, status, key, is page)
         added: list[str] = []
         pages_changed: list[str] = []
         rel = lambda p: p[len(prefix) :]  # noqa: E731  path relative to the ledger root
+        linked = self.tree_links(head, prefix, rec_prefix, spec_prefix, changes, modes)
         for status, path in changes:
+            if path in linked:
+                continue
             if path in keyed_paths and status in "MDT":
                 keyed_changes.append((path, status, keyed_paths[path].key, False))
                 continue
@@ -546,7 +615,7 @@ class Checker:
                 self.check_attachment(info, read_git)
 
         # Pages: the changed ones are checked; the high-water mark counts all of them.
-        all_pages = [p for p in git.ls_tree(head, spec_prefix) if p.endswith(".md")]
+        all_pages = [p for p in git.ls_tree(head, spec_prefix) if p.endswith(".md") and p not in linked]
         texts = git.read_blobs([f"{head}:{p}" for p in all_pages])
         pages_text = {rel(p): (texts.get(f"{head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
         issue_numbers = set()
@@ -574,6 +643,29 @@ class Checker:
         # Records that changed pages name beside their figures (for their spread).
         fetch({i for p in pages_changed for f in pages_mod.quoted_figures(pages_text[rel(p)]) for i in f.ids})
         self.page_checks(pages_text, [rel(p) for p in pages_changed], owners.get)
+
+    def tree_links(self, head: str, prefix: str, rec_prefix: str, spec_prefix: str, changes, modes) -> set[str]:
+        """Paths the push adds or changes as symlinks (git mode 120000) or submodules under the
+        records or specs folders, and those folders themselves (or a parent) committed as a
+        link: each is a `symlinks` violation, and none is read."""
+        linked: set[str] = set()
+        for status, path in changes:
+            mode = modes.get(path, "")
+            under = path.startswith(rec_prefix) or path.startswith(spec_prefix)
+            if under and status in "AMT" and mode in ("120000", "160000"):
+                linked.add(path)
+                what = "a symbolic link" if mode == "120000" else "a submodule"
+                self.emit(
+                    "symlinks", path[len(prefix) :], f"is committed as {what} (git mode {mode}); it is not followed"
+                )
+        folders: list[str] = []
+        for folder in (rec_prefix.rstrip("/"), spec_prefix.rstrip("/")):
+            parts = folder.split("/")
+            folders.extend("/".join(parts[: i + 1]) for i in range(len(parts)))
+        for path, mode in self.git.tree_modes(head, list(dict.fromkeys(folders))).items():
+            if mode != "040000":
+                self.emit("symlinks", path[len(prefix) :] or path, f"is committed as git mode {mode}, not a folder")
+        return linked
 
     # -- pre-push --------------------------------------------------------------------------
 

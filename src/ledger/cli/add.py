@@ -97,7 +97,9 @@ def command(
 
         items = read_log(from_log, warmup=warmup)
     else:
-        items = read_items(file)
+        from ..store.limits import Limits
+
+        items = read_items(file, Limits.of(ledger.config.rules))
     for item in items:
         for warning in dict.fromkeys(item.warnings):
             click.echo(f"warning: {item.file}: {warning}", err=True)

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..errors import InputError, Problem
 from ..schema.envelope import Envelope
-from ..store.add import Stamping, check_references, prepare, seal_record
+from ..store.add import Stamping, check_references, prepare, seal_records
+from ..store.limits import Limits
 from ..store.inputs import Item
 from ..store.ledger import Ledger
 
@@ -410,8 +411,10 @@ def import_files(
         shas.append(options.source_sha.strip().lower())
     labels = foreign_labels(ledger, shas, options, fmt)
     records = _build(ledger, drafts, options, labels)
+    # Refused like `ledger add`: no canonical form (integers beyond 64 bits), too deep, too large.
+    sealed = seal_records(records, [Item(d.data, d.file, d.line) for d in drafts], Limits.of(ledger.config.rules))
     if not dry_run:
-        ledger.write([seal_record(r) for r in records])
+        ledger.write(sealed)
     foreign: dict[str, list[str]] = {}
     for r in records:
         if r.source is not None and r.source.repo and r.source.sha in labels:
