@@ -365,12 +365,7 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
     if record is None:
         return out, None
     if rules.on("supersedes-chain") and record.supersedes:
-        seen_refs: set[str] = set()
-        for i, ref in enumerate(record.supersedes):
-            if ref == record.id or ref in seen_refs:
-                what = "names the record itself" if ref == record.id else f"lists {ref} twice"
-                out.append(_v(rules, "supersedes-chain", display, f"supersedes {what}", field=f"supersedes[{i}]"))
-            seen_refs.add(ref)
+        out.extend(_chain_problems(display, record, rules))
     if kind == "sandwich" and rules.on("sandwich-verdict"):
         problem = verdict_problem(record)
         if problem:
@@ -406,6 +401,18 @@ def info_of(path: str, record: Any) -> Info:
 
 def _spread(record: Any) -> float | None:
     return uncertainty_percent(record.samples, record.median, record.min, record.max)
+
+
+def _chain_problems(display: str, record: Any, rules: FileRules) -> list[Violation]:
+    """A record that supersedes itself or lists an id twice (cycles are cross-record: `supersedes_cycle`)."""
+    out = []
+    seen: set[str] = set()
+    for i, ref in enumerate(record.supersedes):
+        if ref == record.id or ref in seen:
+            what = "names the record itself" if ref == record.id else f"lists {ref} twice"
+            out.append(_v(rules, "supersedes-chain", display, f"supersedes {what}", field=f"supersedes[{i}]"))
+        seen.add(ref)
+    return out
 
 
 def supersedes_cycle(start: Info, lookup) -> list[str]:

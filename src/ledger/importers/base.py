@@ -19,9 +19,9 @@ from typing import Any
 from ..errors import InputError, Problem
 from ..schema.envelope import Envelope
 from ..store.add import Stamping, check_references, prepare, seal_records
-from ..store.limits import Limits
 from ..store.inputs import Item
 from ..store.ledger import Ledger
+from ..store.limits import Limits
 
 
 @dataclass
