@@ -59,6 +59,10 @@ def _same_repo(repo: str, source: Git) -> bool:
     origin = source.text("config", "--get", "remote.origin.url", check=False)
     if origin and norm(origin) == norm(repo):
         return True
+    if repo.startswith("git-root:"):
+        # A checkout without a remote is named by its root commit (ledger.store.stamps.repository_identity).
+        roots = source.text("rev-list", "--max-parents=0", "HEAD", check=False).split()
+        return repo.removeprefix("git-root:") in roots
     try:
         return Path(repo).resolve() == source.toplevel.resolve()
     except (OSError, GitError):
