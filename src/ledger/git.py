@@ -130,6 +130,33 @@ class Git:
             pairs.append((parts[i][:1], parts[i + 1]))
         return pairs
 
+    def diff_with_modes(self, base: str, head: str, paths: list[str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
+        """`diff` plus each changed path's mode at head ("120000" is a symlink, "160000" a
+        submodule, "000000" gone), from one `git diff --raw`."""
+        out = self.run("diff", "--raw", "--no-renames", "-z", "--no-abbrev", base, head, "--", *paths)
+        parts = out.decode("utf-8", "surrogateescape").split("\0")
+        pairs: list[tuple[str, str]] = []
+        modes: dict[str, str] = {}
+        for i in range(0, len(parts) - 1, 2):
+            fields = parts[i].lstrip(":").split()
+            if len(fields) < 5:
+                continue
+            pairs.append((fields[4][:1], parts[i + 1]))
+            modes[parts[i + 1]] = fields[1]
+        return pairs, modes
+
+    def tree_modes(self, commit: str, paths: list[str]) -> dict[str, str]:
+        """Mode of each of `paths` (exact paths, not recursive) at `commit`; absent ones are left out."""
+        if commit == EMPTY_TREE or not paths:
+            return {}
+        out = self.run("ls-tree", "-z", commit, "--", *paths, check=False)
+        found: dict[str, str] = {}
+        for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+            if "\t" in entry:
+                meta, path = entry.split("\t", 1)
+                found[path] = meta.split(" ")[0]
+        return found
+
     def diff_trees(self, old: str | None, new: str | None) -> list[tuple[str, str]]:
         out = self.run("diff-tree", "-r", "--no-renames", "--name-status", "-z", old or EMPTY_TREE, new or EMPTY_TREE)
         parts = out.decode("utf-8", "surrogateescape").split("\0")

@@ -4,12 +4,13 @@ that passes and one that is refused with the rule's id."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
 import pytest
 from checks.check_helpers import add, commit, contract, page, push, raw_record, set_rule
-from conftest import git
+from conftest import git, run_ledger
 
 WANDB = "WANDB_API_KEY=" + "0123456789abcdef" * 2 + "01234567"
 
@@ -200,7 +201,9 @@ def bad_mfu(repo):
 
 
 def bad_size(repo):
-    add(repo, "note", {"body": "word " * 60_000})
+    # `ledger add` refuses it (exit 2); a file written by hand reaches the push.
+    assert run_ledger(repo, "add", "note", "-", input=json.dumps({"body": "word " * 60_000})).returncode == 2
+    raw_record(repo, "note", {"body": "word " * 60_000})
 
 
 def bad_binary(repo):

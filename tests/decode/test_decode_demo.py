@@ -46,6 +46,8 @@ def test_decode_demo_checks_and_builds_its_site(tmp_path: Path):
     assert "−43.5 GiB" in memory and "+31 GiB" in memory and "Transcribed" in memory
     findings = (site / "findings" / "index.html").read_text(encoding="utf-8")
     assert all(f"F{i}" in findings for i in range(1, 6))
+    # dates known only to the day say so on the record pages
+    assert any("approximate: to the day" in p.read_text(encoding="utf-8") for p in (site / "records").rglob("*.html"))
     text = run_ledger(target, "status").stdout
     assert "Sweep over threads" in text and "MFU" not in text
 

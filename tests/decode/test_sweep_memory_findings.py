@@ -193,3 +193,41 @@ def test_inference_measurements_carry_no_samples_per_second(repo: Path):
     record = shown.get("record", shown)
     assert record.get("throughput_unit") is None
     assert "samples/s" not in run_ledger(repo, "show", mid).stdout
+
+
+def test_hostile_sweep_values_render_escaped_and_bad_profiles_are_refused(repo: Path):
+    (cid,) = add(repo, "contract", {**CONTRACT, "name": "hostile", "sweep": [{"name": "variant", "base": "a"}]})
+    add(
+        repo,
+        "measurement",
+        [
+            {"contract": cid, "median": 1.0, "min": 0.9, "max": 1.1, "parameters": {"variant": "a"}},
+            {
+                "contract": cid,
+                "median": 0.5,
+                "min": 0.45,
+                "max": 0.55,
+                "parameters": {"variant": "<script>x</script>|"},
+            },
+        ],
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "hostile")
+    built = run_ledger(repo, "site", "build")
+    assert built.returncode == 0, built.stderr
+    sweeps = (repo / "site" / "sweeps" / "index.html").read_text()
+    assert "<script>x</script>" not in sweeps and "&lt;script&gt;" in sweeps
+    twice = run_ledger(
+        repo,
+        "add",
+        "contract",
+        "-",
+        input=json.dumps({**CONTRACT, "name": "t2", "sweep": [{"name": "a"}, {"name": "a"}]}),
+    )
+    assert twice.returncode == 2 and "names a parameter twice" in twice.stderr
+    series = {"transcribed": True, "series": "a.jsonl.gz", "attachments": {"a.jsonl.gz": "0" * 64}}
+    refused = run_ledger(repo, "add", "memory-profile", "-", input=json.dumps(series))
+    assert refused.returncode == 2 and "a transcribed profile has no series" in refused.stderr
+    untimed = {"interval_s": 1, "duration_s": 2, "samples": 2, "phases": [{"name": "load"}]}
+    refused = run_ledger(repo, "add", "memory-profile", "-", input=json.dumps(untimed))
+    assert refused.returncode == 2 and "have no start_s/end_s" in refused.stderr

@@ -137,6 +137,16 @@ def test_broken_gzip_is_refused_by_name(repo: Path, tmp_path: Path) -> None:
     other = tmp_path / "notes.json.gz"
     other.write_bytes(gzip.compress(b"\xff\xfe not text"))
     assert "decompressed text is not UTF-8" in refused(repo, "pyperf", other)
+    # A small gzip that inflates past the input limit is refused before it is inflated further.
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(gzip.compress(b" " * 8_000_000, 9))
+    assert len(bomb.read_bytes()) < 10_000  # 8 MB of spaces in under 10 kB
+    config = repo / "ledger.yaml"
+    config.write_text(config.read_text().replace("rules:\n", "rules:\n  parse-limits: {max_input_bytes: 10000}\n", 1))
+    err = refused(repo, "pyperf", bomb)
+    assert f"{bomb}: decompresses to more than 10,000 bytes" in err and "max_input_bytes" in err
+    # pyperf's own py3.json.gz inflates to 10,500 bytes: over this limit too, and said so.
+    assert "decompresses to more than 10,000 bytes" in refused(repo, "pyperf", DATA / "pyperf/py3.json.gz")
 
 
 # -- asv ----------------------------------------------------------------------------------------

@@ -320,10 +320,10 @@ def result_line(m) -> str:
     if len(m.samples) >= 2:
         q1, q3 = interquartile(m.samples)
         parts.append(f"IQR {quote_width(q3 - q1, pct, m.unit)}")
-    elif m.min is not None and m.max is not None:
+    elif m.min is not None and m.max is not None and m.max > m.min:
         parts.append(f"range {quote_width(m.max - m.min, pct, m.unit)}")
     else:
-        parts.append("no spread recorded: as recorded")
+        parts.append("one sample, no spread: as recorded" if len(m.samples) == 1 else "no spread recorded: as recorded")
     if m.n:
         parts.append(f"n = {m.n}")
     return ", ".join(parts)

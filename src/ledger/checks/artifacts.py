@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import zlib
 
+from ..store.limits import MAX_RECORD_BYTES
 from .result import ERROR
 from .rule import Rule
 
@@ -19,7 +20,7 @@ RULES: tuple[Rule, ...] = (
         "A record or attachment file is larger than the cap. The ledger keeps compact evidence; "
         "raw logs, traces and checkpoints belong in the tracker, linked from `links`.",
         "Keep the summary and raw per-step samples; move the bulk to the tracker and link it.",
-        {"max_bytes": 262144},
+        {"max_bytes": MAX_RECORD_BYTES},
         {"max_bytes": "Largest file in the records folder, in bytes."},
     ),
     Rule(
@@ -36,8 +37,12 @@ RULES: tuple[Rule, ...] = (
         "secrets",
         "artifacts",
         ERROR,
-        "A record, attachment or page carries a credential: a W&B API key, a Hugging Face, AWS, "
-        "GitHub, GCP, OpenAI or Slack token, or a private key. Pushed once, it is public for good.",
+        "A record, attachment or page carries a credential. Shapes come from detect-secrets' maintained "
+        "rule set (GitLab, npm, PyPI, Stripe, JWT, basic-auth URLs, OpenAI, SendGrid, Square, Azure "
+        "storage) and ledger's own (W&B, Hugging Face, AWS, GitHub, GCP, Slack, Docker Hub, bare npm "
+        "tokens, private keys, `user:pass@` in scp-style remotes, `?access_token=` URLs, Basic-auth "
+        "values, 40-hex keys next to their variable names), in `ledger.redact`, which redaction at "
+        "capture uses too. Escaped text is scanned as it parses. Pushed once, a secret is public for good.",
         "Remove the secret (records are append-only: write a corrected record and do not push this one) "
         "and rotate the credential.",
     ),
@@ -47,6 +52,16 @@ RULES: tuple[Rule, ...] = (
         ERROR,
         "A ledger or page file holds git merge-conflict markers (`<<<<<<< `, `>>>>>>> `).",
         "Resolve the conflict; records never conflict unless a file was edited, which append-only forbids.",
+    ),
+    Rule(
+        "symlinks",
+        "artifacts",
+        ERROR,
+        "A symbolic link (or another non-regular file) under the records or specs folders, or one of "
+        "those folders reached through a link. A link can point outside the repository (a home "
+        "directory, /proc/self/environ) or shadow a record id with a file nobody checked; ledger "
+        "never follows one, in the hook, `check --all`, `show`, `list` or the site.",
+        "Replace the link with the file it points at, or remove it (`git rm FILE`).",
     ),
     Rule(
         "attachments",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,8 +17,9 @@ from ..analysis.figures import uncertainty_percent
 from ..redact import find_secrets
 from ..schema.migrate import FormatError, upgrade
 from ..schema.registry import record_adapter
-from ..store.canonical import content_hash
+from ..store.canonical import NotCanonical, canonical_bytes, content_hash, hash_of_file
 from ..store.ledger import shard_of
+from ..store.limits import MAX_DEPTH, MAX_INPUT_BYTES, MAX_YAML_ALIASES, canonical_too_deep
 from .artifacts import binary_reason, find_conflicts, readable
 from .comparability import verdict_problem
 from .info import Info
@@ -90,6 +92,41 @@ RULES: tuple[Rule, ...] = (
         "verifies the commits there (sha-resolves).",
     ),
     Rule(
+        "canonical-bytes",
+        "records",
+        ERROR,
+        "A record file's bytes are exactly the canonical serialisation of what they parse to "
+        "(docs/guide/records.md): sorted keys, two-space indent, no duplicate keys, no `\\u` "
+        "escapes of printable text, integers within 64 bits, finite numbers. Otherwise two readers "
+        "can see two contents (a duplicate key: one keeps the first value, another the last) and "
+        "an escaped token slips past the secret scan.",
+        "Records are written by `ledger add` only: restore the file as written (`git checkout -- FILE`), "
+        "or write the record again with `ledger add`.",
+    ),
+    Rule(
+        "parse-limits",
+        "records",
+        ERROR,
+        "A record nests deeper than `max_depth` levels; `ledger add` also refuses input larger "
+        "than `max_input_bytes` and YAML that expands aliases more than `max_yaml_aliases` times. "
+        "No honest record comes near these limits; a hostile file must be reported, not crash a reader.",
+        "Flatten the record (records are a few levels deep), or raise the limit under `rules: parse-limits:`.",
+        {"max_depth": MAX_DEPTH, "max_input_bytes": MAX_INPUT_BYTES, "max_yaml_aliases": MAX_YAML_ALIASES},
+        {
+            "max_depth": "Deepest nesting of objects and arrays in a record.",
+            "max_input_bytes": "Largest input `ledger add` reads, in bytes.",
+            "max_yaml_aliases": "Most alias uses a YAML input document may expand.",
+        },
+    ),
+    Rule(
+        "supersedes-chain",
+        "records",
+        ERROR,
+        "A correction chain is a chain: a record never supersedes itself, names a record once, "
+        "and no chain of `supersedes` comes back to where it started (a cycle would leave no current record).",
+        "Write a new correcting record with `ledger add` whose `supersedes` lists each corrected id once.",
+    ),
+    Rule(
         "sha-abbreviated",
         "records",
         WARNING,
@@ -159,39 +196,122 @@ def inspect_artifact(path: str, raw: bytes, rules: FileRules, *, text_page: bool
     return out
 
 
-def _loads(raw: bytes) -> Any:
-    """orjson (a third of the standard library's time on a record); json for what orjson
-    refuses but JSON allows (integers beyond 64 bits), so the verdict never depends on it."""
+def _parse_problem(exc: Exception) -> tuple[str, str]:
+    """(rule, message) for bytes orjson refuses."""
+    text = str(exc)
+    if "depth" in text or "ecursion" in text:
+        return "parse-limits", "nests deeper than any JSON reader is asked to follow (over 1,024 levels)"
+    if "infinity" in text:
+        return "canonical-bytes", "holds a number that overflows a double (such as 1e999), which is not finite"
+    if "surrogate" in text:
+        return "canonical-bytes", "holds a lone UTF-16 surrogate escape, which is not Unicode text"
+    return "schema-valid", f"is not JSON: {getattr(exc, 'msg', text)}"
+
+
+def noncanonical_reason(raw: bytes, canonical: bytes) -> tuple[str, int | None]:
+    """Why bytes differ from their canonical form, and the line (the failure path only)."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+        return dict(items)
+
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw)
+        json.loads(raw, object_pairs_hook=pairs)
+    except _Duplicate as dup:
+        hits = [m.start() for m in re.finditer(re.escape(json.dumps(dup.key).encode()) + rb"\s*:", raw)][:2]
+        line = raw.count(b"\n", 0, hits[1]) + 1 if len(hits) > 1 else None
+        message = f"repeats the key {dup.key!r} in one object: one JSON reader keeps the first value, another the last"
+        return message, line
+    except (ValueError, RecursionError):
+        pass
+    raw_lines, canon_lines = raw.split(b"\n"), canonical.split(b"\n")
+    line = next(
+        (n for n, (a, b) in enumerate(zip(raw_lines, canon_lines), start=1) if a != b),
+        min(len(raw_lines), len(canon_lines)),
+    )
+    text = raw_lines[line - 1] if line - 1 < len(raw_lines) else b""
+
+    if re.search(rb"(?:^|[:\[,]\s*)-?[0-9]{20,}\s*,?\s*$", text):
+        return "writes an integer beyond 64 bits, which not every JSON reader reads exactly (write a float)", line
+    if b"\\u" in text or b"\\/" in text:
+        return "writes text as a `\\u` or `\\/` escape where the canonical form writes the character itself", line
+    return "differs from the canonical serialisation (whitespace, key order, escapes or number form)", line
 
 
-def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violation], Info | None]:  # noqa: C901
+class _Duplicate(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _canonical_rules(display: str, raw: bytes, data: dict, rules: FileRules, out: list[Violation]) -> tuple[bool, bool]:
+    """canonical-bytes and parse-limits on parsed bytes: (bytes are canonical, stop here).
+
+    The bytes must be the canonical serialisation of what they parse to: one dumps of the
+    parsed dict and a bytes compare (the hash then comes from the bytes, not a second dumps)."""
+    try:
+        canonical: bytes | None = canonical_bytes(data)
+    except NotCanonical as exc:
+        canonical = None
+        if rules.on("canonical-bytes"):
+            out.append(_v(rules, "canonical-bytes", display, exc.message, field=exc.field or None, fix=exc.fix))
+        if "nests" in exc.message:
+            return False, True
+    is_canonical = canonical == raw
+    if canonical is not None and not is_canonical:
+        if rules.on("canonical-bytes"):
+            message, line = noncanonical_reason(raw, canonical)
+            out.append(_v(rules, "canonical-bytes", display, message, line=line))
+        if rules.on("secrets"):
+            # What a parser reads, escapes decoded: an escaped token is still a token.
+            seen = {v.message for v in out if v.rule == "secrets"}
+            for what, _ in find_secrets(canonical):
+                if f"holds what looks like a {what}" not in seen:
+                    out.append(_v(rules, "secrets", display, f"holds what looks like a {what} (written with escapes)"))
+    max_depth = rules.params.get("parse-limits", {}).get("max_depth", MAX_DEPTH)
+    if is_canonical and canonical_too_deep(raw, max_depth):
+        if rules.on("parse-limits"):
+            out.append(_v(rules, "parse-limits", display, f"nests deeper than {max_depth} levels"))
+        return True, True
+    return is_canonical, False
+
+
+def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violation], Info | None]:  # noqa: C901, PLR0915
     """Check one record file's bytes on their own. `path` is relative to the records folder
     (KIND/SHARD/ID.json) for the unique-id placement check."""
     display = rules.prefix + path
     out = inspect_artifact(display, raw, rules)
     if not path.endswith(".json"):
         return out, None  # an attachment: artifact rules only
+    if any(v.rule == "record-size" for v in out):
+        return out, None  # over the cap: not parsed at all
     try:
-        data = _loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        if rules.on("schema-valid"):
-            line = getattr(exc, "lineno", None)
-            out.append(_v(rules, "schema-valid", display, f"is not JSON: {getattr(exc, 'msg', exc)}", line=line))
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        rule, message = _parse_problem(exc)
+        if rules.on(rule):
+            line = getattr(exc, "lineno", None) if rule == "schema-valid" else None
+            out.append(_v(rules, rule, display, message, line=line))
         return out, None
     if not isinstance(data, dict):
         if rules.on("schema-valid"):
             out.append(_v(rules, "schema-valid", display, "is not a JSON object"))
         return out, None
+    is_canonical, stop = _canonical_rules(display, raw, data, rules, out)
+    if stop:
+        return out, None
     if rules.on("content-hash"):
         given = data.get("sha256")
-        try:
-            actual = content_hash(data)
-        except ValueError:
-            actual = None
+        actual = hash_of_file(raw, given) if is_canonical else None
+        if actual is None:
+            try:
+                actual = content_hash(data)
+            except ValueError:
+                actual = None
         if given != actual:
             out.append(
                 _v(
@@ -243,6 +363,8 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
             )
     if record is None:
         return out, None
+    if rules.on("supersedes-chain") and record.supersedes:
+        out.extend(_chain_problems(display, record, rules))
     if kind == "sandwich" and rules.on("sandwich-verdict"):
         problem = verdict_problem(record)
         if problem:
@@ -280,6 +402,50 @@ def _spread(record: Any) -> float | None:
     return uncertainty_percent(record.samples, record.median, record.min, record.max)
 
 
+def _chain_problems(display: str, record: Any, rules: FileRules) -> list[Violation]:
+    """A record that supersedes itself or lists an id twice (cycles are cross-record: `supersedes_cycle`)."""
+    out = []
+    seen: set[str] = set()
+    for i, ref in enumerate(record.supersedes):
+        if ref == record.id or ref in seen:
+            what = "names the record itself" if ref == record.id else f"lists {ref} twice"
+            out.append(_v(rules, "supersedes-chain", display, f"supersedes {what}", field=f"supersedes[{i}]"))
+        seen.add(ref)
+    return out
+
+
+def supersedes_cycle(start: Info, lookup) -> list[str]:
+    """The ids of a `supersedes` cycle through `start`, or [] (iterative; records that
+    `lookup` does not know end a chain)."""
+    path = [start.id]
+    on_path = {start.id}
+    stack = [iter(_superseded(start))]
+    done: set[str] = set()
+    while stack:
+        nxt = next(stack[-1], None)
+        if nxt is None:
+            stack.pop()
+            finished = path.pop()
+            on_path.discard(finished)
+            done.add(finished)
+            continue
+        if nxt == start.id:
+            return list(path)
+        if nxt in on_path or nxt in done:
+            continue
+        info = lookup(nxt)
+        if info is None:
+            continue
+        path.append(nxt)
+        on_path.add(nxt)
+        stack.append(iter(_superseded(info)))
+    return []
+
+
+def _superseded(info: Info) -> list[str]:
+    return [ref for where, ref in info.refs if where.startswith("supersedes[")]
+
+
 def inspect_batch(batch: list[tuple[str, bytes]], rules: FileRules) -> tuple[list[Violation], list[Info]]:
     violations: list[Violation] = []
     infos: list[Info] = []
@@ -295,7 +461,17 @@ def inspect_paths(root: str, paths: list[str], rules: FileRules) -> tuple[list[V
     """Worker entry for whole-ledger checks: read and inspect files under `root`."""
 
     batch = []
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     for rel in paths:
-        with open(os.path.join(root, rel), "rb") as fh:
-            batch.append((rel, fh.read()))
+        # The walk saw a regular file; O_NOFOLLOW refuses one swapped for a link since.
+        try:
+            fd = os.open(os.path.join(root, rel), flags)
+        except OSError:
+            batch.append((rel, b""))  # swapped for a link or removed since the walk: not read, refused
+            continue
+        try:
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                batch.append((rel, fh.read()))
+        finally:
+            os.close(fd)
     return inspect_batch(batch, rules)

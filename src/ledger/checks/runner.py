@@ -20,14 +20,22 @@ from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
 from ..git import EMPTY_TREE, ZERO, Git, GitError
 from ..schema.registry import KINDS, record_adapter
-from ..store.ledger import shard_of
+from ..store.ledger import lstat_chain, shard_of
 from . import comparability
 from .cache import VerificationCache, clean_blobs
 from .history import STATUS_WORDS
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
 from .keyindex import key_index
 from .pages import check_high_water, check_page, owed_of_page, page_settings
-from .records import FileRules, Info, inspect_artifact, inspect_batch, inspect_file, inspect_paths
+from .records import (
+    FileRules,
+    Info,
+    inspect_artifact,
+    inspect_batch,
+    inspect_file,
+    inspect_paths,
+    supersedes_cycle,
+)
 from .registry import RULES, Active, configure
 from .result import CheckResult, Violation
 
@@ -41,6 +49,9 @@ FILE_RULES = (
     "conflict-markers",
     "sandwich-verdict",
     "local-path",
+    "canonical-bytes",
+    "parse-limits",
+    "supersedes-chain",
 )
 #: Below this many records a whole-ledger check runs in one process (a pool costs ~50 ms).
 POOL_THRESHOLD = 4000
@@ -57,6 +68,10 @@ def _same_repo(repo: str, source: Git) -> bool:
     origin = source.text("config", "--get", "remote.origin.url", check=False)
     if origin and norm(origin) == norm(repo):
         return True
+    if repo.startswith("git-root:"):
+        # A checkout without a remote is named by its root commit (ledger.store.stamps.repository_identity).
+        roots = source.text("rev-list", "--max-parents=0", "HEAD", check=False).split()
+        return repo.removeprefix("git-root:") in roots
     try:
         return Path(repo).resolve() == source.toplevel.resolve()
     except (OSError, GitError):
@@ -168,7 +183,26 @@ class Checker:
                         field=where,
                     )
             comparability.check(info, lookup, self.emit)
+        self.check_chains(new, lookup)
         self.check_shas(new)
+
+    def check_chains(self, new: list[Info], lookup) -> None:
+        """A `supersedes` chain that comes back to a record it started from (a cycle)."""
+        if "supersedes-chain" not in self.active:
+            return
+        reported: set[str] = set()
+        for info in new:
+            if info.id in reported:
+                continue
+            cycle = supersedes_cycle(info, lookup)
+            if cycle:
+                reported.update(cycle)
+                self.emit(
+                    "supersedes-chain",
+                    info.path,
+                    "supersedes chain comes back to this record: " + " -> ".join([*cycle, cycle[0]]),
+                    field="supersedes",
+                )
 
     def check_shas(self, infos: list[Info]) -> None:
         if "sha-resolves" not in self.active and "sha-abbreviated" not in self.active:
@@ -401,17 +435,52 @@ class Checker:
 
     # -- --all -----------------------------------------------------------------------------
 
+    def walk(self, folder: Path, shown: str) -> list[str]:
+        """Files under `folder` (relative paths), from the directory entries' own types: a
+        symlink or other non-regular entry is a `symlinks` violation, never followed."""
+        out: list[str] = []
+        stack = [""]
+        while stack:
+            rel = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder / rel if rel else folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                path = f"{rel}/{entry.name}" if rel else entry.name
+                if entry.is_symlink():
+                    try:
+                        target = os.readlink(entry.path)
+                    except OSError:
+                        target = "?"
+                    self.emit("symlinks", f"{shown}/{path}", f"is a symbolic link (to {target}); it is not followed")
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append(path)
+                elif entry.is_file(follow_symlinks=False):
+                    out.append(path)
+                else:
+                    self.emit("symlinks", f"{shown}/{path}", "is not a regular file or folder")
+        return sorted(out)
+
+    def linked_folder(self, folder: Path) -> bool:
+        """True (and a violation) when `folder` is reached through a symlink below the ledger root."""
+
+        link = lstat_chain(self.ledger.root, folder)
+        if link is None:
+            return False
+        rel = os.path.relpath(link, self.ledger.root)
+        self.emit("symlinks", rel, f"is a symbolic link (to {os.readlink(link)}); nothing under it is read")
+        return True
+
     def run_all(self) -> None:
         root = self.ledger.records_dir
         paths = []
-        if root.is_dir():
-            for folder, dirs, files in os.walk(root):
-                dirs.sort()
-                rel = os.path.relpath(folder, root)
-                for name in files:
-                    if name.startswith(".tmp-") or name == ".gitignore":
-                        continue
-                    paths.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
+        if not self.linked_folder(root) and root.is_dir():
+            paths = [
+                p
+                for p in self.walk(root, self.records_rel)
+                if not p.rsplit("/", 1)[-1].startswith(".tmp-") and p.rsplit("/", 1)[-1] != ".gitignore"
+            ]
         rules = self.file_rules()
         violations, infos = self.inspect_remembering(root, paths, rules)
         self.result.violations.extend(violations)
@@ -430,11 +499,11 @@ class Checker:
         issues = _live_issue_owners([(i.id, i.number, i.owner, _supersedes(i)) for i in infos if i.kind == "issue"])
         pages_text = {}
         spec_dir = self.ledger.specs_dir
-        if spec_dir.is_dir():
-            for page in sorted(spec_dir.rglob("*.md")):
-                pages_text[page.relative_to(self.ledger.root).as_posix()] = page.read_text(
-                    encoding="utf-8", errors="replace"
-                )
+        if not self.linked_folder(spec_dir) and spec_dir.is_dir():
+            for rel in self.walk(spec_dir, self.specs_rel):
+                if rel.endswith(".md"):
+                    with open(os.path.join(spec_dir, rel), "rb") as fh:
+                        pages_text[f"{self.specs_rel}/{rel}"] = fh.read().decode("utf-8", errors="replace")
         self.page_checks(pages_text, list(pages_text), issues.get)
         config = self.ledger.root / CONFIG_NAME
         if config.is_file():
@@ -479,7 +548,7 @@ class Checker:
         """Check what the commits from BASE to HEAD add: the records, the pages they change, the config."""
         self.result.ranges.append((base, head))
         r = _Range.of(self, base, head)
-        added, pages_changed = self._range_changes(r)
+        added, pages_changed, linked = self._range_changes(r)
         infos = self._range_records(r, added)
         self._fetch(r, {ref for info in infos for _, ref in info.refs})
         self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
@@ -488,18 +557,23 @@ class Checker:
         if "attachments" in self.active:
             for info in infos:
                 self.check_attachment(info, r.read_attachment)
-        self._range_pages(r, pages_changed)
+        self._range_pages(r, pages_changed, linked)
 
-    def _range_changes(self, r: _Range) -> tuple[list[str], list[str]]:
-        """Records added and pages changed; a record changed or removed is `append-only`; the config is
-        read; declared keyed tables (and pages that declare them) are checked by `keyed-rows`."""
+    def _range_changes(self, r: _Range) -> tuple[list[str], list[str], set[str]]:
+        """Records added, pages changed, and paths committed as links (never read); a record changed
+        or removed is `append-only`; the config is read; declared keyed tables (and pages that
+        declare them) are checked by `keyed-rows`."""
         added: list[str] = []
         pages_changed: list[str] = []
         config = r.prefix + CONFIG_NAME
         keyed = declared_files(self.active["keyed-rows"].params) if "keyed-rows" in self.active else []
         keyed_paths = {r.prefix + d.path: d for d in keyed}
         keyed_changes: list[tuple[str, str, str | int | None, bool]] = []  # (git path, status, key, is page)
-        for status, path in self.git.diff(r.base, r.head, [r.rec_prefix, r.spec_prefix, config, *keyed_paths]):
+        changes, modes = self.git.diff_with_modes(r.base, r.head, [r.rec_prefix, r.spec_prefix, config, *keyed_paths])
+        linked = self.tree_links(r.head, r.prefix, r.rec_prefix, r.spec_prefix, changes, modes)
+        for status, path in changes:
+            if path in linked:
+                continue
             if path in keyed_paths and status in "MDT":
                 keyed_changes.append((path, status, keyed_paths[path].key, False))
                 continue
@@ -526,7 +600,7 @@ class Checker:
                     self.check_mark_lowered(old, raw)
         if keyed_changes and r.base != EMPTY_TREE:
             self.check_keyed_rows(r.base, r.head, keyed_changes, r.rel)
-        return added, pages_changed
+        return added, pages_changed, linked
 
     def _range_records(self, r: _Range, added: list[str]) -> list[Info]:
         """Inspect the added record files; an id the range repeats, or that the base has, is `unique-id`."""
@@ -577,9 +651,9 @@ class Checker:
             )
         self.check_unique(infos, existing)
 
-    def _range_pages(self, r: _Range, pages_changed: list[str]) -> None:
-        """The changed pages are checked; the high-water mark counts all of them."""
-        all_pages = [p for p in self.git.ls_tree(r.head, r.spec_prefix) if p.endswith(".md")]
+    def _range_pages(self, r: _Range, pages_changed: list[str], linked: set[str]) -> None:
+        """The changed pages are checked; the high-water mark counts all of them (links are never read)."""
+        all_pages = [p for p in self.git.ls_tree(r.head, r.spec_prefix) if p.endswith(".md") and p not in linked]
         texts = self.git.read_blobs([f"{r.head}:{p}" for p in all_pages])
         pages_text = {r.rel(p): (texts.get(f"{r.head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
         owners = self._issue_owners(r, pages_text)
@@ -609,6 +683,29 @@ class Checker:
                 (issue.get("id", ""), issue.get("number"), issue.get("owner"), set(issue.get("supersedes", [])))
             )
         return _live_issue_owners(found)
+
+    def tree_links(self, head: str, prefix: str, rec_prefix: str, spec_prefix: str, changes, modes) -> set[str]:
+        """Paths the push adds or changes as symlinks (git mode 120000) or submodules under the
+        records or specs folders, and those folders themselves (or a parent) committed as a
+        link: each is a `symlinks` violation, and none is read."""
+        linked: set[str] = set()
+        for status, path in changes:
+            mode = modes.get(path, "")
+            under = path.startswith(rec_prefix) or path.startswith(spec_prefix)
+            if under and status in "AMT" and mode in ("120000", "160000"):
+                linked.add(path)
+                what = "a symbolic link" if mode == "120000" else "a submodule"
+                self.emit(
+                    "symlinks", path[len(prefix) :], f"is committed as {what} (git mode {mode}); it is not followed"
+                )
+        folders: list[str] = []
+        for folder in (rec_prefix.rstrip("/"), spec_prefix.rstrip("/")):
+            parts = folder.split("/")
+            folders.extend("/".join(parts[: i + 1]) for i in range(len(parts)))
+        for path, mode in self.git.tree_modes(head, list(dict.fromkeys(folders))).items():
+            if mode != "040000":
+                self.emit("symlinks", path[len(prefix) :] or path, f"is committed as git mode {mode}, not a folder")
+        return linked
 
     # -- pre-push --------------------------------------------------------------------------
 

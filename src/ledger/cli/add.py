@@ -12,6 +12,7 @@ from ..importers.logs import read_log
 from ..schema.envelope import Source
 from ..store.add import Stamping, add
 from ..store.inputs import read_items
+from ..store.limits import Limits
 from ..store.stamps import AllocationOverrides
 from .output import FORMAT_OPTION, open_ledger, print_json
 
@@ -97,7 +98,7 @@ def command(
 
         items = read_log(from_log, warmup=warmup)
     else:
-        items = read_items(file)
+        items = read_items(file, Limits.of(ledger.config.rules))
     for item in items:
         for warning in dict.fromkeys(item.warnings):
             click.echo(f"warning: {item.file}: {warning}", err=True)

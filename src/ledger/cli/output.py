@@ -60,7 +60,7 @@ def fit_columns(columns, rows: list[dict], width: int, *, render=str) -> list:
     def need(col) -> int:
         cells = [len(render(row.get(col.key))) for row in rows] or [0]
         natural = max(len(col.title), *cells)
-        return natural if col.role in ("id", "figure") else min(natural, max(WRAP_AT, len(col.title)))
+        return natural if col.role in ("id", "figure", "date") else min(natural, max(WRAP_AT, len(col.title)))
 
     kept = list(columns)
     while True:

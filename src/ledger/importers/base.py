@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import gzip
 import importlib
 import json
 import os
@@ -22,6 +21,7 @@ from ..schema.envelope import Envelope
 from ..store.add import Batch, Stamping
 from ..store.inputs import Item
 from ..store.ledger import Ledger
+from ..store.limits import MAX_INPUT_BYTES, Limits
 from . import FORMATS
 
 
@@ -86,20 +86,42 @@ def fail(file: str | Path, where: str, message: str, fix: str) -> InputError:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+#: Most bytes an import reads from one file, decompressed (rule `parse-limits`, max_input_bytes);
+#: set from the ledger's config by import_files.
+INPUT_LIMIT = [MAX_INPUT_BYTES]
+
+
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes, decompressed when it is gzip (pyperf and pyperformance write `.json.gz`)."""
+    """The file's bytes, decompressed when it is gzip (pyperf and pyperformance write `.json.gz`).
+
+    Neither the file nor what it decompresses to may exceed the input limit: a small gzip
+    that inflates to gigabytes is refused, not read."""
+    limit = INPUT_LIMIT[0]
+    too_big = (
+        f"raise `rules: {{parse-limits: {{max_input_bytes: N}}}}` in ledger.yaml if the file is genuine "
+        f"(now {limit:,} bytes)"
+    )
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read(limit + 1)
     except FileNotFoundError:
         raise InputError("no such file", [Problem(str(path), "", "no such file", "check the path")]) from None
     except IsADirectoryError:
         raise InputError(
             "a folder", [Problem(str(path), "", "is a folder, not a file", "give the result file itself")]
         ) from None
+    if len(raw) > limit:
+        raise fail(path, "", f"is larger than {limit:,} bytes", too_big)
     if raw[:2] != GZIP_MAGIC:
         return raw
     try:
-        return gzip.decompress(raw)
+        inflater = zlib.decompressobj(wbits=31)  # gzip framing
+        out = inflater.decompress(raw, limit + 1)
+        if len(out) > limit or inflater.unconsumed_tail:
+            raise fail(path, "", f"decompresses to more than {limit:,} bytes", too_big)
+        if not inflater.eof:
+            raise zlib.error("the compressed data is cut short")
+        return out
     except (OSError, EOFError, zlib.error) as exc:
         raise fail(
             path,
@@ -114,7 +136,8 @@ def read_text(path: Path) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        what = "its decompressed text" if path.read_bytes()[:2] == GZIP_MAGIC else "the file"
+        with open(path, "rb") as handle:
+            what = "its decompressed text" if handle.read(2) == GZIP_MAGIC else "the file"
         raise InputError(
             "not UTF-8",
             [
@@ -396,6 +419,7 @@ def import_files(
         raise InputError(
             "no file", [Problem("<command line>", "FILE", "no file given", f"give one or more {fmt} files")]
         )
+    INPUT_LIMIT[0] = Limits.of(ledger.config.rules).max_input_bytes
     module = importlib.import_module(FORMATS[fmt])
     drafts: list[Draft] = module.parse([Path(p) for p in paths], options)
     if not drafts:
@@ -409,6 +433,8 @@ def import_files(
     if options.source_sha:
         shas.append(options.source_sha.strip().lower())
     labels = foreign_labels(ledger, shas, options, fmt)
+    # Refused like `ledger add` when the batch commits: no canonical form (integers beyond 64
+    # bits), too deep, too large; sealed (and so checked) on a dry run too.
     with ledger.batch(Stamping(no_source=True), now=datetime.now(UTC), dry_run=dry_run) as batch:
         _stage(batch, drafts, options, labels)
     records = batch.records

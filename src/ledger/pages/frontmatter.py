@@ -8,6 +8,10 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from ..errors import InputError
+from ..store.inputs import check_yaml_bounds
+from ..store.limits import MAX_DEPTH
+
 _FENCE = "---"
 
 
@@ -41,14 +45,26 @@ def front_matter(text: str) -> FrontMatter:
     if not yaml_text.strip():
         return FrontMatter({}, body, body_line, yaml_text)
 
+    yaml = YAML(typ="rt")
+    yaml.max_depth = MAX_DEPTH
     try:
-        data = YAML(typ="rt").load(yaml_text)
+        data = yaml.load(yaml_text)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
         raise ValueError(f"line {line}: front matter YAML does not parse: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:
+        raise ValueError("line 2: front matter nests too deep") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ValueError("line 2: front matter must be a YAML mapping")
+    try:
+        # An alias bomb or a cycle is refused before anything walks the data.
+        check_yaml_bounds(data)
+    except InputError as exc:
+        problem = exc.problems[0]
+        line = problem.where.split(",")[0].removeprefix("line ").strip()
+        line = str(int(line) + 1) if line.isdigit() else "2"
+        raise ValueError(f"line {line}: front matter {problem.message}") from None
     return FrontMatter(data, body, body_line, yaml_text)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..store.ledger import UnreadableRecord, read_nofollow, walk_nofollow
 from .frontmatter import front_matter
 from .markdown import owed_items
 
@@ -41,11 +42,15 @@ def read_spec_owed(specs_dir: Path) -> tuple[list[SpecOwed], list[str]]:
     unreadable: list[str] = []
     if not specs_dir.is_dir():
         return found, unreadable
-    for path in sorted(specs_dir.rglob("*.md")):
+
+    files, links = walk_nofollow(specs_dir)
+    # A symlinked page is never followed (`ledger check` reports it, rule symlinks).
+    unreadable.extend(str(p) for p in links if p.suffix == ".md")
+    for path in (p for p in files if p.suffix == ".md"):
         name = path.relative_to(specs_dir).with_suffix("").as_posix()
         try:
-            fm = front_matter(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
+            fm = front_matter(read_nofollow(str(path), 1 << 24).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, UnreadableRecord, OSError):
             unreadable.append(str(path))
             continue
         found.extend(spec_owed(name, fm.body, fm.data))

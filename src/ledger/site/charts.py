@@ -44,8 +44,10 @@ SVG_RC = {
     "axes.grid": True,
     "axes.axisbelow": True,
     "grid.alpha": 0.3,
-    "text.usetex": False,
+    # User text (metric, contract, topology names) is drawn literally: `$...$` is not
+    # mathtext (a bad expression raised and stopped the whole site build) and no TeX runs.
     "text.parse_math": False,
+    "text.usetex": False,
 }
 #: Colour-blind-safe series colours (Okabe-Ito), in topology order.
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
@@ -118,7 +120,8 @@ def _slug(text: str) -> str:
 
 
 def _short(text: str, limit: int) -> str:
-    # Text in an SVG is text, not markup: matplotlib escapes it, so only length matters here.
+    # Text in an SVG is text, not markup: matplotlib escapes it, and SVG_RC turns mathtext
+    # off, so only length matters here.
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -23,6 +23,7 @@ from markupsafe import Markup
 
 from ..errors import InputError, Problem
 from ..pages import front_matter, owed_items
+from ..store.ledger import lstat_chain, read_nofollow, symlink_error, walk_nofollow
 from .context import Page, SiteData, Spec
 from .escape import md_code, md_inline
 
@@ -34,12 +35,16 @@ def read_specs(specs_dir: Path, root: Path) -> list[Spec]:
     """Every `*.md` under the specs folder, front matter parsed (a bad one raises InputError)."""
 
     specs: list[Spec] = []
+    link = lstat_chain(root, specs_dir)
+    if link is not None:
+        raise symlink_error(str(Path(link).relative_to(root)))
     if not specs_dir.is_dir():
         return specs
     problems = []
-    for path in sorted(specs_dir.rglob("*.md")):
+    for path in _pages(specs_dir, root):
         rel = path.relative_to(specs_dir).with_suffix("").as_posix()
-        text = path.read_text(encoding="utf-8")
+        # Never through a link (the walk refused links; O_NOFOLLOW refuses one swapped in since).
+        text = read_nofollow(str(path), 1 << 24).decode("utf-8")
         try:
             fm = front_matter(text)
         except ValueError as exc:
@@ -64,6 +69,17 @@ def read_specs(specs_dir: Path, root: Path) -> list[Spec]:
     if problems:
         raise InputError(f"{len(problems)} spec page(s) with bad front matter; nothing was built", problems)
     return specs
+
+
+def _pages(specs_dir: Path, root: Path) -> list[Path]:
+    """`*.md` under the specs folder, from the entries' own types: a symlink anywhere in the
+    folder is refused (UnreadableRecord, rule `symlinks`), never followed, so no page can
+    publish a file from outside the repository."""
+
+    files, links = walk_nofollow(specs_dir)
+    if links:
+        raise symlink_error(links[0].relative_to(root).as_posix())
+    return [p for p in files if p.suffix == ".md"]
 
 
 def _plain(node: Any) -> Any:

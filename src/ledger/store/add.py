@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,9 +14,10 @@ from pydantic import ValidationError
 from ..errors import InputError, Problem
 from ..schema.envelope import ENVELOPE_FIELDS, GENERATED_FIELDS, Allocation, Envelope, Source
 from ..schema.registry import KINDS
-from .canonical import seal
+from .canonical import NotCanonical, canonical_bytes, seal, sha_line
 from .ids import new_id
 from .inputs import Item
+from .limits import Limits, canonical_too_deep
 from .stamps import AllocationOverrides, detect_allocation, source_stamp, tool_stamp
 
 if TYPE_CHECKING:  # Ledger.batch() makes the Batch below; the Ledger is named here for types only
@@ -98,6 +100,10 @@ def prepare(
         except ValidationError as exc:
             problems.extend(validation_problems(exc, item, kind))
             continue
+        except RecursionError:
+            problems.append(_item_problem(item, "", "nests deeper than any record may (rule parse-limits)", _FLATTEN))
+            continue
+        problems.extend(supersedes_problems(record, item))
         out.append(record)
     if problems:
         raise InputError(f"{len(problems)} problem(s); nothing was written", problems)
@@ -190,11 +196,103 @@ class _Stamps:
         return self._allocation
 
 
+_FLATTEN = "flatten the record; records are a few levels deep"
+_SHA_LINE = len(sha_line("0" * 64)) - 1
+
+
+def _item_problem(item: Item, field: str, message: str, fix: str, number: int | None = None) -> Problem:
+    place = item.where or (f"record {number}" if number else "")
+    where = ", ".join(part for part in (place, f"field {field}" if field else "") if part)
+    return Problem(item.file, where, message, fix)
+
+
+def supersedes_problems(record: Envelope, item: Item) -> list[Problem]:
+    """A correction names each record it corrects once, and never itself (rule supersedes-chain)."""
+    out = []
+    seen: set[str] = set()
+    for i, ref in enumerate(record.supersedes):
+        if ref == record.id:
+            out.append(
+                _item_problem(
+                    item,
+                    f"supersedes[{i}]",
+                    "a record cannot supersede itself (rule supersedes-chain)",
+                    "remove its id",
+                )
+            )
+        elif ref in seen:
+            out.append(
+                _item_problem(
+                    item,
+                    f"supersedes[{i}]",
+                    f"lists {ref} twice (rule supersedes-chain)",
+                    "name each superseded record once",
+                )
+            )
+        seen.add(ref)
+    return out
+
+
 def seal_record(record: Envelope) -> dict[str, Any]:
-    """The dict written to disk: JSON-mode dump without empty optionals, plus its hash."""
-    data = record.model_dump(mode="json", exclude_none=True)
+    """The dict written to disk: JSON-mode dump without empty optionals, plus its hash.
+    Raises NotCanonical when the record has no canonical form (see `seal_records`)."""
+    try:
+        data = record.model_dump(mode="json", exclude_none=True)
+    except ValueError as exc:  # pydantic's serialisation depth cap
+        raise NotCanonical(f"cannot be serialised: {exc}", "", _FLATTEN) from None
     data.pop("sha256", None)
     return seal(data)
+
+
+def seal_records(records: list[Envelope], items: list[Item], limits: Limits | None = None) -> list[dict[str, Any]]:
+    """Seal records, refusing (InputError, nothing written) any that the canonical form cannot
+    hold or that would break the parsing limits every reader applies: larger than
+    `record-size`, deeper than `parse-limits.max_depth`."""
+    limits = limits or Limits()
+    problems: list[Problem] = []
+    sealed: list[dict[str, Any]] = []
+    for number, (record, item) in enumerate(zip(records, items), start=1):
+        try:
+            data = record.model_dump(mode="json", exclude_none=True)
+            data.pop("sha256", None)
+            raw = canonical_bytes(data)
+        except NotCanonical as exc:
+            problems.append(_item_problem(item, exc.field, f"{exc.message} (rule canonical-bytes)", exc.fix, number))
+            continue
+        except ValueError:  # pydantic's serialisation depth cap
+            problems.append(
+                _item_problem(item, "", "nests deeper than any record may (rule parse-limits)", _FLATTEN, number)
+            )
+            continue
+        if canonical_too_deep(raw, limits.max_depth):
+            problems.append(
+                _item_problem(
+                    item,
+                    "",
+                    f"nests deeper than {limits.max_depth} levels (rule parse-limits, max_depth)",
+                    _FLATTEN,
+                    number,
+                )
+            )
+            continue
+        size = len(raw) + _SHA_LINE
+        if size > limits.max_record_bytes:
+            problems.append(
+                _item_problem(
+                    item,
+                    "",
+                    f"would be a {size:,}-byte record file, over the {limits.max_record_bytes:,}-byte cap "
+                    "(rule record-size)",
+                    "keep the summary and per-step samples; move the bulk to the tracker and link it",
+                    number,
+                )
+            )
+            continue
+        data["sha256"] = hashlib.sha256(raw).hexdigest()
+        sealed.append(data)
+    if problems:
+        raise InputError(f"{len(problems)} problem(s); nothing was written", problems)
+    return sealed
 
 
 def check_references(ledger: Ledger, records: list[Envelope], items: list[Item]) -> None:
@@ -255,7 +353,8 @@ class Batch:
         if self.written:
             raise RuntimeError("this batch was already written")
         check_references(self.ledger, self.records, self.items)
-        sealed = [seal_record(record) for record in self.records]
+        # Refused here, nothing written: no canonical form, deeper or larger than readers accept.
+        sealed = seal_records(self.records, self.items, Limits.of(self.ledger.config.rules))
         self.records = [r.model_copy(update={"sha256": d["sha256"]}) for r, d in zip(self.records, sealed)]
         if not dry_run:
             self.paths = self.ledger.write(sealed, durable=durable)
@@ -283,4 +382,14 @@ def add_one(ledger: Ledger, kind: str, data: dict[str, Any], stamping: Stamping 
     return add(ledger, kind, [Item(data, "<api>", None)], stamping, **kw)[0]
 
 
-__all__ = ["Batch", "Stamping", "add", "add_one", "prepare", "seal_record", "check_references", "ENVELOPE_FIELDS"]
+__all__ = [
+    "Batch",
+    "Stamping",
+    "add",
+    "add_one",
+    "prepare",
+    "seal_record",
+    "seal_records",
+    "check_references",
+    "ENVELOPE_FIELDS",
+]

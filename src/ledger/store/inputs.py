@@ -19,6 +19,7 @@ from ruamel.yaml.error import YAMLError
 
 from ..errors import InputError, Problem
 from ..numbers import as_recorded
+from .limits import Limits
 
 
 @dataclass(frozen=True)
@@ -36,15 +37,21 @@ class Item:
         return f"line {self.line}" if self.line else (self.place or "")
 
 
-def read_items(source: str | Path) -> list[Item]:
-    """Parse FILE (or `-` for standard input) into items."""
+def read_items(source: str | Path, limits: Limits | None = None) -> list[Item]:
+    """Parse FILE (or `-` for standard input) into items, within `limits` (size, depth, aliases)."""
+    limits = limits or Limits()
+    cap = limits.max_input_bytes
     if str(source) == "-":
-        name, text = "<stdin>", sys.stdin.read()
+        name, text = "<stdin>", sys.stdin.read(cap + 1)
         suffix = ""
+        if len(text) > cap:
+            raise _too_large(name, cap)
     else:
         path = Path(source)
         name, suffix = str(path), path.suffix.lower()
         try:
+            if path.stat().st_size > cap:
+                raise _too_large(name, cap)
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise InputError("no such file", [Problem(name, "", "no such file", "check the path")]) from None
@@ -56,10 +63,24 @@ def read_items(source: str | Path) -> list[Item]:
             raise InputError(
                 "a folder", [Problem(name, "", "is a folder, not a file", "give a JSON, JSON Lines or YAML file")]
             ) from None
-    return parse_items(text, name, suffix)
+    return parse_items(text, name, suffix, limits)
 
 
-def parse_items(text: str, name: str, suffix: str = "") -> list[Item]:
+def _too_large(name: str, cap: int) -> InputError:
+    return InputError(
+        "input too large",
+        [
+            Problem(
+                name,
+                "",
+                f"is larger than the {cap:,}-byte input cap (rule parse-limits, max_input_bytes)",
+                "split the input into several `ledger add` runs, or raise rules.parse-limits.max_input_bytes",
+            )
+        ],
+    )
+
+
+def parse_items(text: str, name: str, suffix: str = "", limits: Limits | None = None) -> list[Item]:
     if not text.strip():
         raise InputError(
             "empty input", [Problem(name, "", "is empty", "give one record as JSON or YAML, or many as JSON Lines")]
@@ -69,7 +90,7 @@ def parse_items(text: str, name: str, suffix: str = "") -> list[Item]:
     if suffix == ".json":
         return _json(text, name)
     if suffix in (".yaml", ".yml"):
-        return _yaml(text, name)
+        return _yaml(text, name, limits or Limits())
     # Unknown suffix or stdin: JSON, then JSON Lines, then YAML.
     stripped = text.lstrip()
     if stripped[:1] in "{[":
@@ -79,11 +100,48 @@ def parse_items(text: str, name: str, suffix: str = "") -> list[Item]:
             if stripped[:1] == "{" and "\n{" in text.strip():
                 return _json_lines(text, name)
             raise
-    return _yaml(text, name)
+    return _yaml(text, name, limits or Limits())
+
+
+class _Refused(ValueError):
+    """JSON that parses but that a record cannot hold: `token` locates it in the text."""
+
+    def __init__(self, message: str, token: str, fix: str) -> None:
+        super().__init__(message)
+        self.token, self.fix = token, fix
 
 
 def _reject_constant(token: str) -> float:
-    raise ValueError(f"{token} is not a number a measurement can have")
+    raise _Refused(
+        f"{token} is not a number a measurement can have", token, "measurements are finite numbers; omit the field"
+    )
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value - value != 0:  # inf - inf is nan
+        raise _Refused(
+            f"{text} is not a finite number (it overflows a double)",
+            text,
+            "measurements are finite numbers; fix the value or omit the field",
+        )
+    return value
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object, refusing a key given twice (JSON readers disagree on which value wins)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(
+                    f"key {key!r} appears twice in one object (one JSON reader keeps the first value, another the last)",
+                    json.dumps(key),
+                    "keep one of the two",
+                )
+            seen.add(key)
+    return obj
 
 
 # -- decimals as recorded ----------------------------------------------------------------------
@@ -104,6 +162,7 @@ class _Literal(float):
     text: str
 
     def __new__(cls, text: str) -> _Literal:
+        _finite(text)
         value = super().__new__(cls, text)
         value.text = text
         return value
@@ -143,6 +202,7 @@ def _plain_json(node: Any) -> Any:
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    _unique(pairs)
     decimals: dict[str, int] = {}
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -159,10 +219,26 @@ _TRAILING_ZERO = re.compile(r'"(?:' + "|".join(FIGURE_FIELDS) + r')"\s*:\s*-?\d+
 
 
 def _loads(text: str) -> Any:
+    # Duplicate keys, NaN/Infinity and numbers that overflow to infinity are refused here;
+    # nesting deeper than Python's recursion limit is a RecursionError the callers report.
     if not _TRAILING_ZERO.search(text):
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, object_pairs_hook=_unique)
     return _plain_json(
         json.loads(text, parse_constant=_reject_constant, parse_float=_Literal, object_pairs_hook=_pairs)
+    )
+
+
+def _deep(name: str, where: str) -> InputError:
+    return InputError(
+        "input nests too deep",
+        [
+            Problem(
+                name,
+                where,
+                "nests deeper than any record may (rule parse-limits, max_depth)",
+                "flatten the input; records are a few levels deep",
+            )
+        ],
     )
 
 
@@ -174,27 +250,23 @@ def _json(text: str, name: str) -> list[Item]:
             "JSON does not parse",
             [Problem(name, f"line {exc.lineno}, column {exc.colno}", f"JSON error: {exc.msg}", "fix the JSON syntax")],
         ) from None
-    except ValueError as exc:
-        raise InputError(
-            "bad number",
-            [
-                Problem(
-                    name,
-                    _constant_line(text, str(exc)),
-                    str(exc),
-                    "measurements are finite numbers; omit the field or fix the value",
-                )
-            ],
-        ) from None
+    except RecursionError:
+        raise _deep(name, "") from None
+    except _Refused as exc:
+        raise InputError("refused value", [Problem(name, _token_line(text, exc.token), str(exc), exc.fix)]) from None
     if isinstance(data, list):
         return [Item(d, name, None) for d in data]
     return [Item(data, name, 1)]
 
 
-def _constant_line(text: str, message: str) -> str:
-    """The line of the first bare NaN/Infinity token the message names (json gives no position)."""
-    token = message.split(" ", 1)[0]
-    found = re.search(r"(?<![\w\"])" + re.escape(token) + r"(?![\w\"])", text)
+def _token_line(text: str, token: str) -> str:
+    """The line of the first bare token (NaN, 1e999) or quoted key the refusal names (json gives no position)."""
+    found: re.Match[str] | None
+    if token.startswith('"'):
+        keys = list(re.finditer(re.escape(token) + r"\s*:", text))
+        found = keys[1] if len(keys) > 1 else None
+    else:
+        found = re.search(r"(?<![\w\".+-])" + re.escape(token) + r"(?![\w\".])", text)
     return f"line {text.count(chr(10), 0, found.start()) + 1}" if found else ""
 
 
@@ -215,30 +287,38 @@ def _json_lines(text: str, name: str) -> list[Item]:
                     "each line must be one JSON object",
                 )
             )
-        except ValueError as exc:
-            problems.append(Problem(name, f"line {lineno}", str(exc), "measurements are finite numbers"))
+        except RecursionError:
+            problems.extend(_deep(name, f"line {lineno}").problems)
+        except _Refused as exc:
+            problems.append(Problem(name, f"line {lineno}", str(exc), exc.fix))
     if problems:
         raise InputError("JSON Lines do not parse", problems)
     return items
 
 
-def _yaml(text: str, name: str) -> list[Item]:
-
+def _yaml(text: str, name: str, limits: Limits) -> list[Item]:
     yaml = YAML(typ="rt")
+    # Duplicate keys are refused by ruamel; depth is capped while composing (one level for
+    # a list of records), aliases while converting (`_Plain`).
+    yaml.max_depth = limits.max_depth + 1
     items: list[Item] = []
     try:
         for doc in yaml.load_all(text):
             if doc is None:
                 continue
             line = doc.lc.line + 1 if hasattr(doc, "lc") and doc.lc.line is not None else None
-            items.append(Item(_plain(doc, name, line), name, line))
+            items.append(Item(_Plain(name, limits.max_yaml_aliases).convert(doc, line), name, line))
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        if "maximum depth" in str(exc):
+            raise _deep(name, where) from None
         raise InputError(
             "YAML does not parse",
             [Problem(name, where, f"YAML error: {getattr(exc, 'problem', None) or exc}", "fix the YAML syntax")],
         ) from None
+    except RecursionError:
+        raise _deep(name, "") from None
     warned = comment_warnings(text)
     if len(items) == 1 and isinstance(items[0].data, list):
         return [Item(d, name, None, tuple(w for _, w in warned)) for d in items[0].data]
@@ -292,11 +372,69 @@ def comment_warnings(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _plain(node: Any, name: str, line: int | None = None, path: str = "") -> Any:
-    """ruamel's round-trip objects to plain dict/list/scalars; YAML's .nan/.inf refused at their line and field."""
-    if isinstance(node, dict):
+class _Plain:
+    """ruamel's round-trip objects to plain dict/list/scalars, for one document.
+
+    YAML's .nan/.inf are refused at their line and field. An alias makes shared data that a
+    walk visits once per use, so a few lines (a "billion laughs") can expand to billions of
+    nodes: uses of already-visited data are counted and capped, and an alias inside its
+    own anchor (a cycle) is refused.
+    """
+
+    def __init__(self, name: str, max_aliases: int) -> None:
+        self.name = name
+        self.max_aliases = max_aliases
+        self.seen: set[int] = set()
+        self.open: set[int] = set()
+        self.aliases = 0
+
+    def _refuse(self, line: int | None, path: str, message: str, fix: str) -> InputError:
+        where = ", ".join(part for part in (f"line {line}" if line else "", f"field {path}" if path else "") if part)
+        return InputError("refused YAML", [Problem(self.name, where, message, fix)])
+
+    def convert(self, node: Any, line: int | None = None, path: str = "") -> Any:
+        if isinstance(node, (dict, list)):
+            key = id(node)
+            if key in self.open:
+                raise self._refuse(
+                    line, path, "an alias refers to the mapping or list that contains it (a cycle)", "remove the alias"
+                )
+            if key in self.seen:
+                self.aliases += 1
+                if self.aliases > self.max_aliases:
+                    raise self._refuse(
+                        line,
+                        path,
+                        f"uses aliases more than {self.max_aliases} times (rule parse-limits, max_yaml_aliases)",
+                        "write the values out, or raise rules.parse-limits.max_yaml_aliases",
+                    )
+            self.seen.add(key)
+            self.open.add(key)
+            try:
+                if isinstance(node, dict):
+                    return self._mapping(node, line, path)
+                return [self.convert(v, _line_of(node, i, line), f"{path}[{i}]") for i, v in enumerate(node)]
+            finally:
+                self.open.discard(key)
+        if isinstance(node, bool) or node is None:
+            return node
+        if isinstance(node, int):
+            return int(node)
+        if isinstance(node, float):
+            value = float(node)
+            if not math.isfinite(value):
+                raise self._refuse(
+                    line, path, f"{value} is not a number a measurement can have", "measurements are finite numbers"
+                )
+            return value
+        if isinstance(node, str):
+            return str(node)
+        # Dates and timestamps YAML parsed for us go back to text for pydantic to read.
+        return str(node)
+
+    def _mapping(self, node: dict, line: int | None, path: str) -> dict[str, Any]:
         plain = {
-            str(k): _plain(v, name, _line_of(node, k, line), f"{path}.{k}" if path else str(k)) for k, v in node.items()
+            str(k): self.convert(v, _line_of(node, k, line), f"{path}.{k}" if path else str(k)) for k, v in node.items()
         }
         decimals = {}
         for key in FIGURE_FIELDS:
@@ -304,34 +442,11 @@ def _plain(node: Any, name: str, line: int | None = None, path: str = "") -> Any
             if places is not None and lost_decimals(float(node[key]), places):
                 decimals[key] = places
         return _keep_decimals(plain, decimals)
-    if isinstance(node, list):
-        return [_plain(v, name, _line_of(node, i, line), f"{path}[{i}]") for i, v in enumerate(node)]
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        value = float(node)
-        if not math.isfinite(value):
-            where = ", ".join(
-                part for part in (f"line {line}" if line else "", f"field {path}" if path else "") if part
-            )
-            raise InputError(
-                "bad number",
-                [
-                    Problem(
-                        name,
-                        where,
-                        f"{value} is not a number a measurement can have",
-                        "measurements are finite numbers",
-                    )
-                ],
-            )
-        return value
-    if isinstance(node, str):
-        return str(node)
-    # Dates and timestamps YAML parsed for us go back to text for pydantic to read.
-    return str(node)
+
+
+def check_yaml_bounds(data: Any, name: str = "<yaml>", limits: Limits | None = None) -> None:
+    """Raise InputError when loaded YAML expands aliases beyond the cap or holds a cycle."""
+    _Plain(name, (limits or Limits()).max_yaml_aliases).convert(data)
 
 
 def _yaml_decimals(value: Any) -> int | None:

@@ -11,8 +11,8 @@ import ctypes
 import ctypes.util
 import errno
 import hashlib
-import json
 import os
+import stat
 import sys
 import threading
 import time
@@ -23,21 +23,151 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..config import CONFIG_NAME, Config, find_root, load_config
-from ..errors import NotFound, WriteError
+from ..errors import InputError, NotFound, Problem, WriteError
 from ..schema.envelope import Envelope
 from ..schema.migrate import upgrade
 from ..schema.registry import KINDS, model_for
 from .add import Batch, Stamping
-from .canonical import canonical_bytes
+from .canonical import NotCanonical, canonical_bytes
 from .ids import is_id
+from .limits import Limits, canonical_too_deep
 
 TMP_PREFIX = ".tmp-"
+#: Open flags of the no-follow readers (0 where the platform has none).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 #: Folder inside the records folder holding compact attachments (never a kind).
 ATTACHMENTS = "attachments"
 #: Batches larger than this are made durable by one syncfs() of the ledger's file system
 #: rather than one fsync() per file.
 BULK_SYNC_THRESHOLD = 32
+
+
+class UnreadableRecord(InputError):
+    """A file under the records folder that no reader trusts: a symlink, not a regular file,
+    over the size cap, not canonical JSON, or not a valid record. `ledger check` names the rule."""
+
+
+_CHECK_FIX = "run `ledger check --all` for the rule and the fix; records are written by `ledger add` only"
+
+
+def unreadable(path: str, rule: str, message: str, fix: str = _CHECK_FIX) -> UnreadableRecord:
+    return UnreadableRecord(f"{path}: {message}", [Problem(path, f"rule {rule}", message, fix)])
+
+
+def symlink_error(path: str) -> UnreadableRecord:
+    return unreadable(
+        path,
+        "symlinks",
+        "is a symbolic link; ledger never follows one in the records or specs folders",
+        "replace the link with the file it points at (or remove it); a link can point outside the repository",
+    )
+
+
+def lstat_chain(root: Path, target: Path) -> str | None:
+    """The first component from `root` (exclusive) to `target` (inclusive) that is a symlink, or None."""
+    try:
+        rel = target.relative_to(root)
+    except ValueError:
+        return None
+    here = root
+    for part in rel.parts:
+        here = here / part
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return str(here)
+        except OSError:
+            return None
+    return None
+
+
+def walk_nofollow(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(regular files, symlinks and other non-regular entries) under `folder`, judged by the
+    directory entries' own types: a symlinked folder is reported, never descended."""
+    files: list[Path] = []
+    links: list[Path] = []
+    stack = [str(folder)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                links.append(Path(entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                files.append(Path(entry.path))
+            else:
+                links.append(Path(entry.path))
+    return sorted(files), sorted(links)
+
+
+def open_nofollow(root: str, rel: str) -> int:
+    """Open `root/rel` for reading one component at a time, each with O_NOFOLLOW (O_NOFOLLOW
+    alone checks only the last component). Raises OSError ELOOP/ENOTDIR on a symlink."""
+    parts = [p for p in rel.split("/") if p]
+    fd = os.open(root, os.O_RDONLY | _DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            if part == "..":
+                raise OSError(errno.EACCES, "`..` in a record path", rel)
+            nxt = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        return os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def read_nofollow(path: str, cap: int, fd: int | None = None, shown: str | None = None) -> bytes:
+    """A regular file's bytes, never through a symlink (last component) and never more than
+    `cap` bytes (UnreadableRecord for either; OSError when missing)."""
+    name = shown or path
+    if fd is None:
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise symlink_error(name) from None
+            raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise unreadable(name, "symlinks", "is not a regular file", "records are regular files written by ledger")
+        if st.st_size > cap:
+            raise unreadable(name, "record-size", f"is {st.st_size:,} bytes, over the {cap:,}-byte cap")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(cap + 1)
+        if len(data) > cap:
+            raise unreadable(name, "record-size", f"is over the {cap:,}-byte cap")
+        return data
+    finally:
+        os.close(fd)
+
+
+def parse_record(path: str, raw: bytes, limits: Limits) -> dict:
+    """A record file's bytes to its dict, only when the bytes are the canonical serialisation
+    of what they parse to (so no reader sees other content than the one hashed and checked)."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise unreadable(path, "schema-valid", f"is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise unreadable(path, "schema-valid", "is not a JSON object")
+    try:
+        canonical = canonical_bytes(data)
+    except NotCanonical as exc:
+        raise unreadable(path, "canonical-bytes", exc.message) from None
+    if canonical != raw:
+        raise unreadable(path, "canonical-bytes", "its bytes are not the canonical serialisation of its content")
+    if canonical_too_deep(raw, limits.max_depth):
+        raise unreadable(path, "parse-limits", f"nests deeper than {limits.max_depth} levels")
+    return data
 
 
 def shard_of(record_id: str) -> str:
@@ -84,14 +214,40 @@ class Ledger:
     def _records_str(self) -> str:
         return str(self.records_dir)
 
+    @property
+    def limits(self) -> Limits:
+        return Limits.of(self.config.rules)
+
+    def _records_root(self) -> Path:
+        """The records folder, refusing one reached through a symlink below the ledger root."""
+        link = lstat_chain(self.root, self.records_dir)
+        if link is not None:
+            raise symlink_error(self.shown(link))
+        return self.records_dir
+
+    def shown(self, path: str | Path) -> str:
+        """A path as messages show it: relative to the ledger root."""
+        try:
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
     def find(self, record_id: str) -> Path | None:
-        """The file of a record id, whatever its kind (one stat per kind)."""
+        """The file of a record id, whatever its kind. A symlink on the way is refused, never followed."""
         if not is_id(record_id):
             return None
+        root = self._records_root()
         for kind in KINDS:
-            path = self.path_for(kind, record_id)
-            if path.is_file():
-                return path
+            rel = f"{kind}/{shard_of(record_id)}/{record_id}.json"
+            try:
+                os.close(open_nofollow(str(root), rel))
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise symlink_error(self.shown(f"{root}/{rel}")) from None
+                continue
+            return root / rel
         return None
 
     def exists(self, record_id: str) -> bool:
@@ -110,27 +266,55 @@ class Ledger:
         raise NotFound(f"no record {text!r} in {self.records_dir}; `ledger list` shows the ids")
 
     def iter_paths(self, kind: str | None = None) -> Iterator[Path]:
+        """Record files, from the directory entries' own types: a symlinked kind or shard
+        folder or record file is refused (UnreadableRecord), never followed, so no link
+        can shadow a record id with a file from elsewhere."""
         # Only folders named after kinds hold records (attachments/ lives beside them).
         kinds = [kind] if kind else sorted(KINDS)
+        root = self._records_root()
         for k in kinds:
-            base = self.records_dir / k
-            if not base.is_dir():
+            base = root / k
+            try:
+                st = os.lstat(base)
+            except OSError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                raise symlink_error(self.shown(base))
+            if not stat.S_ISDIR(st.st_mode):
                 continue
             for shard in sorted(os.scandir(base), key=lambda e: e.name):
-                if not shard.is_dir():
+                if shard.is_symlink():
+                    raise symlink_error(self.shown(shard.path))
+                if not shard.is_dir(follow_symlinks=False):
                     continue
                 for entry in os.scandir(shard.path):
                     if entry.name.endswith(".json") and not entry.name.startswith("."):
+                        if entry.is_symlink():
+                            raise symlink_error(self.shown(entry.path))
                         yield Path(entry.path)
 
     # -- reading ---------------------------------------------------------------------------
 
     def read_raw(self, path: Path) -> dict[str, Any]:
-        return json.loads(path.read_bytes())
+        """A record file's content: never through a symlink, within the size and depth caps,
+        and only when its bytes are canonical. Raises UnreadableRecord naming the rule."""
+        limits = self.limits
+        shown = self.shown(path)
+        return parse_record(shown, read_nofollow(str(path), limits.max_record_bytes, shown=shown), limits)
 
     def load(self, path: Path) -> Envelope:
-        data = upgrade(self.read_raw(path))
-        return model_for(data["kind"]).model_validate(data)
+        raw = self.read_raw(path)
+        try:
+            data = upgrade(raw)
+            return model_for(str(data.get("kind"))).model_validate(data)
+        except (ValueError, KeyError) as exc:  # pydantic's ValidationError is a ValueError
+            first = exc.errors()[0] if hasattr(exc, "errors") else {"msg": str(exc), "loc": ()}
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            raise unreadable(
+                self.shown(path),
+                "schema-valid",
+                f"is not a valid record: {where + ': ' if where else ''}{first['msg']}",
+            ) from None
 
     def get(self, record_id: str) -> Envelope:
         path = self.find(self.resolve_id(record_id))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import InputError, Problem
 from ..git import Git, GitError
+from ..redact import redact_url as _redact_url
 from ..schema.envelope import Allocation, Source, Tool
 from ..version import __version__
 
@@ -34,7 +35,7 @@ def tool_stamp() -> Tool:
 def redact_url(url: str) -> str:
     """Remove `user:token@` (URL or scp-style) and any query string from a remote URL: a token in
     a remote must never reach the ledger."""
-    url = _CREDENTIALS_RE.sub("", url)
+    url = _redact_url(_CREDENTIALS_RE.sub("", url))  # ledger.redact's shapes, the checker's own
     url = _SCP_CREDENTIALS_RE.sub("", url)
     return _QUERY_RE.sub("", url)
 
