@@ -525,3 +525,14 @@ def test_hostile_copies_are_refused_with_file_key_and_fix(repo: Path, tmp_path: 
     summary.write_text(INFERENCE.read_text().replace("Scenario : Offline", "Scenario : Batch"))
     err = refused(repo, "mlperf", summary)
     assert f"{summary}:line 5: scenario 'Batch' is not Offline, Server, SingleStream or MultiStream" in err
+
+
+def test_site_lists_a_zone_unknown_time_as_local_never_utc(repo: Path) -> None:
+    _, records = ledger_import(repo, "pyperf", DATA / "pyperf/py3.json.gz")
+    run = next(r for r in records if r["kind"] == "measurement")
+    built = run_ledger(repo, "site", "build")
+    assert built.returncode == 0, built.stderr
+    listing = "\n".join(p.read_text() for p in (repo / ".ledger-build/docs/records/measurement").glob("*.md"))
+    local = run["extra"]["measured_at"]["local"][:16].replace("T", " ")
+    assert f"{local} local, zone unknown (imported" in listing
+    assert f"{local} UTC" not in listing
