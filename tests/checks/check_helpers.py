@@ -29,6 +29,21 @@ def add(repo: Path, kind: str, data: dict, *args: str) -> str:
     return result.stdout.split()[0]
 
 
+def names_rule(stderr: str, rule: str) -> bool:
+    """An error line names the rule: `RULE: message` (checker rules) or `(rule RULE)` (store limits)."""
+    return f": {rule}: " in stderr or f"(rule {rule}" in stderr
+
+
+def refused_then_by_hand(repo: Path, kind: str, data: dict, rule: str, *args: str) -> str:
+    """`ledger add` refuses the record with `rule` and writes nothing; then write it by hand,
+    as a hand edit, another tool or an older ledger would, for the checker to judge."""
+    before = sorted((repo / "ledger" / "records").rglob("*.json"))
+    result = run_ledger(repo, "add", kind, "-", *args, input=json.dumps(data))
+    assert result.returncode == 2 and names_rule(result.stderr, rule), result.stderr
+    assert sorted((repo / "ledger" / "records").rglob("*.json")) == before
+    return raw_record(repo, kind, data).stem
+
+
 def raw_record(
     repo: Path, kind: str, body: dict, *, reseal: bool = True, record_id: str | None = None, path_id: str | None = None
 ) -> Path:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from checks.check_helpers import add, commit, contract, page, push, raw_record, set_rule
+from checks.check_helpers import add, commit, contract, page, push, raw_record, refused_then_by_hand, set_rule
 from conftest import git, run_ledger
 
 WANDB = "WANDB_API_KEY=" + "0123456789abcdef" * 2 + "01234567"
@@ -20,26 +20,25 @@ def measurement(repo: Path, **fields) -> str:
     return add(repo, "measurement", data)
 
 
-def sandwich(repo: Path, a: str, c: str, b: str, contract_id: str) -> str:
-    return add(
-        repo,
-        "sandwich",
-        {
-            "contract": contract_id,
-            "control_a": a,
-            "candidate": c,
-            "control_b": b,
-            "a_value": 1.0,
-            "candidate_value": 0.9,
-            "b_value": 1.0,
-            "midpoint": 1.0,
-            "delta": -0.1,
-            "delta_percent": -10.0,
-            "drift_percent": 0.0,
-            "floor_percent": 1.0,
-            "verdict": "faster",
-        },
-    )
+def sandwich(repo: Path, a: str, c: str, b: str, contract_id: str, refused: str | None = None) -> str:
+    data = {
+        "contract": contract_id,
+        "control_a": a,
+        "candidate": c,
+        "control_b": b,
+        "a_value": 1.0,
+        "candidate_value": 0.9,
+        "b_value": 1.0,
+        "midpoint": 1.0,
+        "delta": -0.1,
+        "delta_percent": -10.0,
+        "drift_percent": 0.0,
+        "floor_percent": 1.0,
+        "verdict": "faster",
+    }
+    if refused:
+        return refused_then_by_hand(repo, "sandwich", data, refused)
+    return add(repo, "sandwich", data)
 
 
 def audit(repo: Path, contract_id: str) -> str:
@@ -80,7 +79,8 @@ def good_unique_key(repo):
 
 
 def bad_unique_key(repo):
-    add(repo, "issue", {"number": 1, "title": "one again"})  # #1 is on the remote already
+    # #1 is on the remote already
+    refused_then_by_hand(repo, "issue", {"number": 1, "title": "one again"}, "unique-key")
 
 
 def good_reference(repo):
@@ -93,13 +93,13 @@ def bad_reference(repo):
 
 
 def bad_sha(repo):
-    add(repo, "note", {"body": "from nowhere", "source": {"sha": "f" * 40}})
+    refused_then_by_hand(repo, "note", {"body": "from nowhere", "source": {"sha": "f" * 40}}, "sha-resolves")
 
 
 def bad_sha_abbreviated(repo):
     set_rule(repo, "sha-abbreviated", severity="error")
     short = git(repo, "rev-parse", "--short=9", "HEAD").stdout.strip()
-    add(repo, "note", {"body": "historical", "source": {"sha": short}})
+    refused_then_by_hand(repo, "note", {"body": "historical", "source": {"sha": short}}, "sha-abbreviated")
 
 
 def bad_append_only(repo):
@@ -158,17 +158,17 @@ def good_sandwich(repo):
 
 
 def bad_sandwich(repo):
-    cid = contract(repo)
+    cid = contract(repo, "c-bad")
     a = measurement(repo, contract=cid)
     c = add(repo, "measurement", {"samples": [0.9], "contract": cid}, "--allocation", "another-job")
     b = measurement(repo, contract=cid)
-    sandwich(repo, a, c, b, cid)
+    sandwich(repo, a, c, b, cid, refused="sandwich-arms")
 
 
 def bad_verdict(repo):
-    cid = contract(repo)
+    cid = contract(repo, "c-bad")
     arms = [measurement(repo, contract=cid) for _ in range(3)]
-    add(
+    refused_then_by_hand(
         repo,
         "sandwich",
         {
@@ -186,6 +186,7 @@ def bad_verdict(repo):
             "floor_percent": 1.0,
             "verdict": "neutral",
         },
+        "sandwich-verdict",
     )
 
 
@@ -195,19 +196,20 @@ def good_mfu(repo):
 
 
 def bad_mfu(repo):
-    cid = contract(repo)
-    other = contract(repo, "c2")
-    measurement(repo, contract=cid, mfu_percent=40.0, flop_audit=audit(repo, other))
+    cid = contract(repo, "c-bad")
+    other = contract(repo, "c-other")
+    data = {"metric": "step_time", "unit": "s", "samples": [1.0, 1.1, 1.05], "contract": cid}
+    refused_then_by_hand(
+        repo, "measurement", {**data, "mfu_percent": 40.0, "flop_audit": audit(repo, other)}, "mfu-audit"
+    )
 
 
 def bad_size(repo):
-    # `ledger add` refuses it (exit 2); a file written by hand reaches the push.
-    assert run_ledger(repo, "add", "note", "-", input=json.dumps({"body": "word " * 60_000})).returncode == 2
-    raw_record(repo, "note", {"body": "word " * 60_000})
+    refused_then_by_hand(repo, "note", {"body": "word " * 60_000}, "record-size")
 
 
 def bad_binary(repo):
-    add(repo, "note", {"body": "trace: " + "QUJD" * 1100})
+    refused_then_by_hand(repo, "note", {"body": "trace: " + "QUJD" * 1100}, "binary-content")
 
 
 def good_secrets(repo):
@@ -215,7 +217,7 @@ def good_secrets(repo):
 
 
 def bad_secrets(repo):
-    add(repo, "note", {"body": f"oops {WANDB}"})
+    refused_then_by_hand(repo, "note", {"body": f"oops {WANDB}"}, "secrets")
 
 
 def good_conflict(repo):

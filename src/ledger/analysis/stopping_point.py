@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, FlopAudit, Measurement, Sandwich
+from .eligibility import Judge
 from .metrics import gpu_count, recompute
 
 FINAL = "final"
@@ -129,10 +130,22 @@ def _rank(m: Measurement, row_mfu: float | None, row_tp: float | None) -> tuple:
 
 
 def stopping_point(
-    records: Iterable[Envelope], contract_name: str | None = None, *, contract: Contract | None = None
+    records: Iterable[Envelope],
+    contract_name: str | None = None,
+    *,
+    contract: Contract | None = None,
+    thresholds: dict | None = None,
+    judge: Judge | None = None,
 ) -> tuple[Contract | None, list[Row]]:
-    """The contract the table is for (`contract`, else the current one), and its rows ordered by GPU count."""
+    """The contract the table is for (`contract`, else the current one), and its rows ordered by GPU count.
+
+    A measurement is baseline-eligible when its outcome is ok, it is comparable, and the
+    health of its allocation (its environment records' readings, judged under `thresholds`,
+    the `baseline-eligibility` rule's parameters) makes it eligible; an ineligible row
+    names the readings that made it so.
+    """
     records = list(records)
+    judge = judge or Judge(records, thresholds)
     contract = contract or current_contract(records, contract_name)
     if contract is None:
         return None, []
@@ -169,7 +182,7 @@ def stopping_point(
     rows: list[Row] = []
     for topo in sorted(groups, key=lambda t: (_gpus_of(t), t)):
         group = groups[topo]
-        eligible = [m for m in group if m.baseline_eligible and m.id not in rejected]
+        eligible = [m for m in group if m.baseline_eligible and judge.measurement(m).eligible and m.id not in rejected]
         pool = [m for m in eligible if m.id in accepted]
         status = FINAL if pool else UNACCEPTED
         pool = pool or eligible
@@ -177,11 +190,11 @@ def stopping_point(
             best = max(pool, key=lambda m: _rank(m, *derived(m)))
             mfu, tp = derived(best)
             rows.append(Row(topo, status, best, audit, [], mfu, tp))
-        degraded = [m for m in group if m.outcome == "ok" and m.health == "degraded"]
+        degraded = [m for m in group if m.outcome == "ok" and not judge.measurement(m).eligible]
         if degraded:
             latest = max(degraded, key=lambda m: (m.when, m.id))
             mfu, tp = derived(latest)
-            rows.append(Row(topo, DEGRADED, latest, audit, list(latest.health_reasons), mfu, tp))
+            rows.append(Row(topo, DEGRADED, latest, audit, list(judge.measurement(latest).readings), mfu, tp))
         if not pool:
             failed = [m for m in group if m.outcome != "ok"]
             if failed:

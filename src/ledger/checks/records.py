@@ -396,6 +396,17 @@ def info_of(path: str, record: Any) -> Info:
         number=getattr(record, "number", None) if kind == "issue" else None,
         spread_percent=_spread(record) if kind == "measurement" else None,
         repo=source.repo if source is not None else None,
+        family=getattr(record, "family", None),
+        mechanism=getattr(record, "mechanism", None),
+        verdict=getattr(record, "verdict", None) if kind in ("decision", "sandwich") else None,
+        tried=tuple(getattr(record, "tried", ()) or ()) if kind == "decision" else (),
+        evidence=tuple(getattr(record, "evidence", ()) or ()) if kind == "decision" else (),
+        topology=record.allocation.topology if record.allocation is not None else None,
+        comparable=bool(getattr(record, "comparable", True)),
+        regate=bool(getattr(record, "regate", False)),
+        health=getattr(record, "health", None) if kind == "measurement" else None,
+        environment=getattr(record, "environment", None) if kind == "measurement" else None,
+        when=record.when.isoformat(),
     )
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections import defaultdict
@@ -12,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
 from ..git import EMPTY_TREE, ZERO, Git, GitError
-from . import comparability
+from . import comparability, guidance
 from .cache import VerificationCache, clean_blobs
 from .history import STATUS_WORDS
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
@@ -450,6 +451,7 @@ class Checker:
         if "attachments" in self.active:
             for info in infos:
                 self.check_attachment(info, lambda rel: _read_fs(root, rel))
+        self.guidance_all(infos, root)
         issues = _live_issue_owners([(i.id, i.number, i.owner, _supersedes(i)) for i in infos if i.kind == "issue"])
         pages_text = {}
         spec_dir = self.ledger.specs_dir
@@ -495,6 +497,32 @@ class Checker:
             if info is not None:
                 infos.append(info)
         return all_violations, infos
+
+    def guidance_all(self, infos: list[Info], root: Path) -> None:
+        """Whole-ledger guidance: re-gates owed, rejected families, eligibility readings."""
+        superseded = guidance.superseded_of(infos)
+        if "rejected-family" in self.active:
+            decisions = [i for i in infos if i.kind == "decision"]
+            guidance.check_families(
+                infos, decisions, self.emit, self.active["rejected-family"].params["verdicts"], superseded
+            )
+        prefix = self.records_rel + "/"
+
+        def load(info: Info):
+            return guidance.load_model(root, info.path[len(prefix) :] if info.path.startswith(prefix) else info.path)
+
+        if "baseline-eligibility" in self.active:
+            envs = {i.id: load(i) for i in infos if i.kind == "environment" and i.id not in superseded}
+            guidance.check_eligibility(
+                infos,
+                {k: v for k, v in envs.items() if v is not None},
+                self.active["baseline-eligibility"].params,
+                self.emit,
+            )
+        if "regate-owed" in self.active and any(i.kind == "contract" for i in infos):
+            from ..analysis.regate import source_view
+
+            guidance.check_regates(infos, load, source_view(self.ledger), self.emit)
 
     # -- ranges ----------------------------------------------------------------------------
 
@@ -602,6 +630,9 @@ class Checker:
                 )
             self.check_unique(infos, existing)
 
+        if "rejected-family" in self.active and any(i.family for i in infos):
+            self.families_at(head, rec_prefix, infos, fetch)
+
         if "attachments" in self.active:
 
             def read_git(relpath: str):
@@ -670,6 +701,32 @@ class Checker:
             if mode != "040000":
                 self.emit("symlinks", path[len(prefix) :] or path, f"is committed as git mode {mode}, not a folder")
         return linked
+
+    def families_at(self, head: str, rec_prefix: str, infos: list[Info], fetch) -> None:
+        """`rejected-family` for what a push adds: the decisions of the families it names, read
+        through a cached index of decision families at `head` (cost flat in the ledger's size)."""
+        from ..analysis.families import norm
+
+        index = key_index(self.git, head, f"{rec_prefix}decision", "decision-family", ("family",))
+        wanted = {norm(i.family) for i in infos if i.family and i.kind != "decision"}
+        ids = set()
+        for key, paths in index.items():
+            value = key.partition("=")[2]
+            try:
+                family = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(family, str) and norm(family) in wanted:
+                ids.update(PurePosixPath(p).stem for p in paths)
+        fetch(ids)
+        decisions = [self.infos[i] for i in ids if i in self.infos] + [i for i in infos if i.kind == "decision"]
+        guidance.check_families(
+            infos,
+            {d.id: d for d in decisions}.values(),
+            self.emit,
+            self.active["rejected-family"].params["verdicts"],
+            guidance.superseded_of(infos),
+        )
 
     # -- pre-push --------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from ..schema.envelope import Source
 from ..store.add import Stamping, add
 from ..store.inputs import read_items
 from ..store.stamps import AllocationOverrides
-from .output import FORMAT_OPTION, open_ledger, print_json
+from .output import FORMAT_OPTION, open_ledger, print_json, print_warnings
 
 
 def stamping_options(func):
@@ -86,7 +86,7 @@ def command(
 
     Bad input exits 2 and writes nothing; every problem is printed with its place.
     """
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, admit=True)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if from_log is not None:
         if kind != "measurement" or file != "-":
@@ -104,6 +104,7 @@ def command(
         for warning in dict.fromkeys(item.warnings):
             click.echo(f"warning: {item.file}: {warning}", err=True)
     records = add(ledger, kind, items, stamping)
+    print_warnings(ledger)
     if fmt == "json":
         print_json(
             [

@@ -34,7 +34,7 @@ def _emit(
         return
     from ..store import Item, add
 
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, admit=True)
     records = add(
         ledger,
         kind,

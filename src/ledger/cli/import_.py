@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .output import FORMAT_OPTION, console, open_ledger, print_json, print_warnings
 
 _FORMATS = ["mlperf", "pytest-benchmark", "pyperf", "hyperfine", "asv", "junit", "ctest"]
 
@@ -97,7 +97,7 @@ def command(
     """
     from ..importers.base import ImportOptions, import_files
 
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, admit=True)
     options = ImportOptions(
         contract=contract,
         source_sha=source_sha,
@@ -125,6 +125,7 @@ def command(
             }
         )
     foreign = _foreign_lines(ledger, result.foreign)
+    print_warnings(ledger)
     if fmt == "json":
         print_json(
             {

@@ -9,7 +9,9 @@ from typing import Any
 
 import click
 
+from ..checks.admission import admit as install_admission
 from ..errors import LedgerError
+from ..store import Ledger
 
 
 def print_error(exc: LedgerError) -> None:
@@ -32,10 +34,21 @@ def console(stderr: bool = False):
     return Console(stderr=stderr, soft_wrap=False, highlight=False, width=width)
 
 
-def open_ledger(ctx: click.Context):
-    from ..store import Ledger
+def open_ledger(ctx: click.Context, *, admit: bool = False):
+    """The ledger the command works on. `admit`: every write runs the rules `ledger check`
+    would refuse first (ledger.checks.admission), for commands that write records."""
+    ledger = Ledger.open((ctx.obj or {}).get("ledger_dir"))
+    if admit:
+        install_admission(ledger)
+    return ledger
 
-    return Ledger.open((ctx.obj or {}).get("ledger_dir"))
+
+def print_warnings(ledger) -> None:
+    """Warnings the write-time check found (the records were written)."""
+    admission = getattr(ledger, "admission", None)
+    for v in getattr(admission, "warnings", []):
+        where = ", ".join(p for p in (f"line {v.line}" if v.line else "", f"field {v.field}" if v.field else "") if p)
+        click.echo(f"warning: {v.file}{':' + where if where else ''}: {v.rule}: {v.message} ({v.fix})", err=True)
 
 
 FORMAT_OPTION = click.option(

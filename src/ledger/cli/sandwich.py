@@ -75,7 +75,7 @@ def command(
     """
     from ..collectors.sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
 
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, admit=True)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if record_ids:
         if a_cmd or candidate_cmd or b_cmd:

@@ -16,6 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis.guidance import build_guidance
+from ..analysis.regate import source_view
+from ..checks.registry import eligibility_thresholds
 from ..errors import InputError, LedgerError, Problem
 from . import mkdocs_run
 from .context import Page, SiteData
@@ -100,10 +103,13 @@ def load_data(ledger, progress: Progress = _noop) -> SiteData:
     records.sort(key=lambda r: (r.when, r.id))
     specs = read_specs(ledger.specs_dir, ledger.root)
     title = ledger.config.site.title
+    guidance = build_guidance(records, source_view(ledger), eligibility_thresholds(ledger.config.rules))
     data = SiteData.build(title, records, specs, ledger.config.contract)
+    data.guidance = guidance
     extra = home.cited_ids(data)
     if extra - data.cited:
         data = SiteData.build(title, records, specs, ledger.config.contract, extra_cited=extra)
+    data.guidance = guidance
     data.commit_order = commit_order(
         (ledger.root / ledger.config.source).resolve(),
         (m.source.sha for m in data.by_kind.get("measurement", []) if m.source),

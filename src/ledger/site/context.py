@@ -60,6 +60,8 @@ class SiteData:
     listing_pages: dict[str, dict[str, list[Envelope]]] = field(default_factory=dict)  # kind -> page -> records
     #: recorded commit SHA -> (position in the measured source's order, commit date); see site.history.
     commit_order: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: Re-gates, eligibility, pending decisions, rejected families (ledger.analysis.guidance).
+    guidance: Any = None
 
     @classmethod
     def build(

@@ -57,7 +57,8 @@ def validation_problems(exc: ValidationError, item: Item, kind: str) -> list[Pro
         loc = _loc(err["loc"]) or "record"
         where = f"{item.where}, field {loc}" if item.where else f"field {loc}"
         msg = err["msg"].removeprefix("Value error, ")
-        problems.append(Problem(item.file, where, msg, _fix_for(err, kind)))
+        # Named by the rule `ledger check` would report it under, so add and check agree.
+        problems.append(Problem(item.file, where, f"schema-valid: {msg}", _fix_for(err, kind)))
     return problems
 
 
@@ -286,7 +287,7 @@ def check_references(ledger: Ledger, records: list[Envelope], items: list[Item])
                     Problem(
                         item.file,
                         loc,
-                        f"refers to record {ref}, which is not in the ledger",
+                        f"reference-resolves: refers to record {ref}, which is not in the ledger",
                         "add that record first, or fix the id (`ledger list` shows ids)",
                     )
                 )
@@ -308,7 +309,7 @@ def add(
     check_references(ledger, records, items)
     sealed = seal_records(records, items, Limits.of(ledger.config.rules))
     final = [record.model_copy(update={"sha256": data["sha256"]}) for record, data in zip(records, sealed)]
-    ledger.write(sealed, durable=durable)
+    ledger.write(sealed, durable=durable, models=final, origins=[(item.file, item.where or "") for item in items])
     return final
 
 
