@@ -146,7 +146,7 @@ class Judge:
             known = known or (judged(env) and not found)
         if m.health == "degraded":
             why = "; ".join(m.health_reasons) or "no reason given"
-            if not any(why in r for r in readings):
+            if not readings:  # the environment's readings, when there are any, say it better
                 readings.append(f"recorded degraded: {why}")
         result = Eligibility(not readings, readings, known and not readings)
         self._cache[m.id] = result

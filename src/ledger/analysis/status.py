@@ -224,6 +224,7 @@ def stopping_section(ctx: StatusContext) -> Section:
         state = ctx.regate_of(row["topology"])
         row["regate"] = state.state if state else None
         row["holds_at"] = state.valid_at[:9] if state and state.valid_at else None
+        row["regated"] = bool(state and state.carried_by)
     conventions = sorted({r["peak_convention"] for r in rows if r["peak_convention"]})
     notes = [f"MFU under the peak convention {', '.join(conventions)}."] if conventions else []
     peaks = sorted({r["peak"] for r in rows if r["peak"] and r["utilisation"] != "–"})
@@ -377,7 +378,7 @@ def regates_section(ctx: StatusContext) -> Section | None:
     if source is not None and source.head:
         notes.append(f"The measured source (`source:` in ledger.yaml) is at {source.head[:9]}.")
     elif source is not None and source.problem:
-        notes.append(f"Measured source: {source.problem}.")
+        notes.append(f"{source.problem[0].upper()}{source.problem[1:]}.")
     columns = [
         Column("topology", "Topology", 1),
         Column("state", "Re-gate", 1),

@@ -102,6 +102,7 @@ class Contract(Envelope):
         if len(names) != len(set(names)):
             raise ValueError(f"sweep names a parameter twice: {names}")
         return self
+
     recipe_paths: list[RecipePath] = Field(
         default_factory=list,
         description="Files or globs in the measured repository that define the recipe (`src/model/**`, "

@@ -91,8 +91,8 @@ def section_markdown(data: SiteData, page: str, section) -> Markup:
             cell_ = verdict(row["status"]) + detail(f"({reasons})" if reasons else None)
             if row.get("regate") == "re-gate owed":
                 cell_ += Markup(" ") + verdict("re-gate owed")
-            elif row.get("holds_at"):
-                cell_ += detail(f"holds at {row['holds_at']}")
+            elif row.get("regated"):
+                cell_ += detail(f"· re-gated at {row['holds_at']}")
             return cell_
         if section.key == "decisions" and col.key == "verdict":
             return verdict_cell(row["verdict"], row.get("qualifier"))
