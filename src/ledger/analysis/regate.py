@@ -283,7 +283,7 @@ def _describe_anchor(state: RegateState, anchor: Point) -> None:
 
 def _held(state: RegateState) -> str:
     if state.carried_by:
-        return f"re-gated at {_short(state.valid_at)} by neutral sandwich {state.carried_by}"
+        return f"re-gated at {_short(state.valid_at)} by a neutral re-gate sandwich"
     return f"measured at {_short(state.valid_at)}"
 
 
