@@ -14,7 +14,7 @@ from .output import FORMAT_OPTION, console, open_ledger, print_fitted, print_jso
 COLUMNS = [
     Column("id", "id", 1, "id"),
     Column("kind", "kind", 1),
-    Column("key", "key", 2, "figure"),
+    Column("key", "key", 3, "figure"),
     Column("summary", "summary", 1),
     Column("value", "value", 2, "figure"),
     Column("when", "when", 3, "date"),

@@ -69,6 +69,13 @@ def stdout_is_tty() -> bool:
 WRAP_AT = 28
 
 
+def column_need(col, rows: list[dict], render=str) -> int:
+    """The width a column asks for: whole for ids, figures and dates; text up to WRAP_AT."""
+    cells = [len(render(row.get(col.key))) for row in rows] or [0]
+    natural = max(len(col.title), *cells)
+    return natural if col.role in ("id", "figure", "date") else min(natural, max(WRAP_AT, len(col.title)))
+
+
 def fit_columns(columns, rows: list[dict], width: int, *, render=str) -> list:
     """The columns to show at `width`: least important (highest `importance`, then rightmost)
     dropped first until the table fits, never the first-importance ones.
@@ -78,13 +85,12 @@ def fit_columns(columns, rows: list[dict], width: int, *, render=str) -> list:
     """
 
     def need(col) -> int:
-        cells = [len(render(row.get(col.key))) for row in rows] or [0]
-        natural = max(len(col.title), *cells)
-        return natural if col.role in ("id", "figure", "date") else min(natural, max(WRAP_AT, len(col.title)))
+        return column_need(col, rows, render)
 
     kept = list(columns)
     while True:
-        total = sum(need(c) for c in kept) + 2 * (len(kept) - 1)
+        # Columns are three characters apart: padding on either side and rich's divider.
+        total = sum(need(c) for c in kept) + 3 * (len(kept) - 1)
         droppable = [c for c in kept if c.importance > 1]
         if total <= width or not droppable:
             return kept
@@ -124,6 +130,8 @@ def print_fitted(out, title: str | None, columns, rows: list[dict], *, render=st
             col.title,
             no_wrap=not wraps,
             overflow="fold",
+            # A heading or a figure is never folded; only text wraps to make room.
+            min_width=len(col.title) if wraps else column_need(col, rows, render),
             justify="right" if col.role == "figure" else "left",
             max_width=None if not wraps else max(WRAP_AT, len(col.title), out.width // 2),
         )
