@@ -4,11 +4,36 @@ time to every push; these are the same plumbing commands it runs.)"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 ZERO = "0" * 40
+ZERO_256 = "0" * 64
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def is_zero(sha: str) -> bool:
+    """git's all-zero object name (40 hex for SHA-1, 64 for SHA-256): a ref that does not exist."""
+    return sha in (ZERO, ZERO_256)
+
+
+def clean_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment git runs in: every `GIT_*` variable a hook inherits removed (GIT_DIR,
+    GIT_WORK_TREE, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, GIT_CONFIG_COUNT/KEY/VALUE... would make
+    git read another repository, index or config), replace objects off, grafts ignored, so
+    every read sees the history the objects record, not one a `git replace` or `info/grafts`
+    substitutes. Git finds the repository from the working folder given."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("GIT_")}
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    env["GIT_GRAFT_FILE"] = os.devnull
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["LC_ALL"] = "C"
+    return env
+
+
+#: Options given before every subcommand: replace refs off, no pager, no lazy fetch.
+GLOBAL_OPTIONS = ("--no-replace-objects", "-c", "core.quotePath=false")
 
 
 class GitError(RuntimeError):
@@ -20,7 +45,9 @@ class Git:
         self.cwd = Path(cwd)
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
-        proc = subprocess.run(["git", *args], cwd=self.cwd, input=input, capture_output=True)
+        proc = subprocess.run(
+            ["git", *GLOBAL_OPTIONS, *args], cwd=self.cwd, input=input, capture_output=True, env=clean_env()
+        )
         if check and proc.returncode != 0:
             raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
         return proc.stdout
@@ -29,7 +56,12 @@ class Git:
         return self.run(*args, check=check).decode("utf-8", "surrogateescape").strip()
 
     def ok(self, *args: str) -> bool:
-        return subprocess.run(["git", *args], cwd=self.cwd, capture_output=True).returncode == 0
+        return (
+            subprocess.run(
+                ["git", *GLOBAL_OPTIONS, *args], cwd=self.cwd, capture_output=True, env=clean_env()
+            ).returncode
+            == 0
+        )
 
     @property
     def toplevel(self) -> Path:
@@ -168,3 +200,25 @@ class Git:
             return out
         listed = set(self.run("rev-list", "--all").decode().split())
         return {c for c in commits if c in listed}
+
+    def ignored(self, paths: list[str]) -> list[tuple[str, str]]:
+        """(path, "FILE:LINE: PATTERN") for each of `paths` (relative to `cwd`) that a
+        .gitignore line hides from git, so it would never be committed. [] outside a repository."""
+        if not paths:
+            return []
+        out = self.run(
+            "check-ignore", "-v", "-z", "--stdin", input=b"\0".join(p.encode() for p in paths) + b"\0", check=False
+        )
+        parts = out.decode("utf-8", "surrogateescape").split("\0")
+        found = []
+        for i in range(0, len(parts) - 3, 4):
+            source, line, pattern, path = parts[i : i + 4]
+            if pattern.startswith("!"):
+                continue  # a negated pattern matched: the path is not ignored
+            found.append((path, f"{source}:{line}: {pattern}"))
+        return found
+
+    def ignored_under(self, folder: str) -> list[str]:
+        """Untracked files under `folder` that .gitignore hides (git's own walk of the folder)."""
+        out = self.run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", folder, check=False)
+        return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
