@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 from conftest import git, run_ledger
@@ -49,12 +50,13 @@ def raw_record(
 ) -> Path:
     """Write a record file by hand (what `ledger add` would refuse), sealed unless told not to."""
     sha = git(repo, "rev-parse", "HEAD").stdout.strip()
-    rid = record_id or new_id()
+    at = datetime.now(UTC)
+    rid = record_id or new_id(at)
     data = {
         "format_version": 1,
         "id": rid,
         "kind": kind,
-        "created_at": "2026-01-01T00:00:00Z",
+        "created_at": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "source": {"sha": sha},
         "allocation": {"id": "test-alloc", "scheduler": "local"},
         "tool": {"name": "ledger", "version": __version__},

@@ -12,6 +12,8 @@ import pytest
 from checks.check_helpers import add, commit, contract, page, push, raw_record, refused_then_by_hand, set_rule
 from conftest import git, run_ledger
 
+from ledger.store.canonical import canonical_bytes, seal
+
 WANDB = "WANDB_API_KEY=" + "0123456789abcdef" * 2 + "01234567"
 
 
@@ -250,6 +252,31 @@ def bad_attach(repo):
     raw_record(repo, "note", {"body": "with a linked log", "attachments": {"attachments/linked.txt": digest}})
 
 
+def good_config(repo):
+    set_rule(repo, "cell-width", max_chars=200)  # tighter: applies at once, needs no reason
+
+
+def bad_config(repo):
+    set_rule(repo, "cell-width", max_chars=300)  # looser, and no note tagged ledger-config
+
+
+def bad_time(repo):
+    from datetime import UTC, datetime
+
+    from ledger.store.ids import new_id
+
+    at = datetime(2099, 1, 1, tzinfo=UTC)
+    path = raw_record(repo, "note", {"body": "from the future"}, record_id=new_id(at))
+    data = json.loads(path.read_text())
+    data["created_at"] = "2099-01-01T00:00:00Z"
+    path.write_bytes(canonical_bytes(seal({k: v for k, v in data.items() if k != "sha256"})))
+
+
+def bad_ignored(repo):
+    (repo / ".gitignore").write_text("ledger/records/note/\n")
+    add(repo, "note", {"body": "git never sees this one"})
+
+
 CASES = {
     "schema-valid": (None, good_schema, bad_schema),
     "content-hash": (None, good_schema, bad_hash),
@@ -272,6 +299,9 @@ CASES = {
     "secrets": (None, good_secrets, bad_secrets),
     "conflict-markers": (None, good_conflict, bad_conflict),
     "attachments": (None, good_attach, bad_attach),
+    "config-change": (None, good_config, bad_config),
+    "record-time": (None, good_schema, bad_time),
+    "records-ignored": (None, good_schema, bad_ignored),
 }
 
 

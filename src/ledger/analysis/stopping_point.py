@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, FlopAudit, Measurement, Sandwich
+from ..store.ids import id_seconds
 from .eligibility import Judge
 from .metrics import gpu_count, recompute
 
@@ -80,10 +82,29 @@ def find_contract(records: Iterable[Envelope], name_or_id: str) -> Contract | No
     contracts = [r for r in records if isinstance(r, Contract)]
     named = [c for c in contracts if c.name == name_or_id]
     if named:
-        return max(named, key=lambda c: (c.when, c.id))
+        now = datetime.now(UTC)
+        return max(named, key=lambda c: (trusted_time(c, now), c.id))
     key = name_or_id.upper()
     by_id = [c for c in contracts if c.id.startswith(key)] if len(key) >= 4 else []
     return by_id[0] if len(by_id) == 1 else None
+
+
+#: How far after now a record's time may lie before it counts as forged (clock skew between machines).
+FUTURE_SLACK = timedelta(days=1)
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+def trusted_time(record: Envelope, now: datetime | None = None) -> datetime:
+    """The time a record may be ordered by: the earliest of the times it claims (`observed_at`,
+    `created_at`, the time in its id), and never later than now. A record dated in the future
+    (a forged 2099) sorts first, not last, so forged times cannot steer what is "current";
+    `ledger check` refuses it with `record-time`."""
+    times = [record.when, record.created_at]
+    from_id = id_seconds(record.id)
+    if from_id is not None:
+        times.append(datetime.fromtimestamp(from_id, UTC))
+    earliest = min(times)
+    return _NEVER if earliest > (now or datetime.now(UTC)) + FUTURE_SLACK else earliest
 
 
 def choose_contract(records: Iterable[Envelope], name: str | None = None, *, asked: bool = False) -> ContractChoice:
@@ -103,10 +124,12 @@ def choose_contract(records: Iterable[Envelope], name: str | None = None, *, ask
         m for m in records if isinstance(m, Measurement) and m.contract in contracts and m.contract not in superseded
     ]
     if measured:
-        newest = max(measured, key=lambda m: (m.when, m.created_at, m.id))
+        now = datetime.now(UTC)
+        newest = max(measured, key=lambda m: (trusted_time(m, now), m.created_at, m.id))
         return ContractChoice(contracts[newest.contract], RULE_MEASURED)
     live = [c for c in contracts.values() if c.id not in superseded]
-    return ContractChoice(max(live, key=lambda c: (c.when, c.id)) if live else None, RULE_ONLY)
+    now = datetime.now(UTC)
+    return ContractChoice(max(live, key=lambda c: (trusted_time(c, now), c.id)) if live else None, RULE_ONLY)
 
 
 def current_contract(records: Iterable[Envelope], name: str | None = None) -> Contract | None:

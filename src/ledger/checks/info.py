@@ -36,3 +36,5 @@ class Info(NamedTuple):
     health: str | None = None  # measurement
     environment: str | None = None  # measurement: environment record id
     when: str | None = None  # observed_at or created_at, ISO
+    created: float | None = None  # created_at, seconds since the epoch
+    tags: tuple[str, ...] = ()

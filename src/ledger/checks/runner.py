@@ -12,13 +12,14 @@ from pathlib import Path, PurePosixPath
 
 from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
-from ..git import EMPTY_TREE, ZERO, Git, GitError
+from ..git import EMPTY_TREE, Git, GitError, is_zero
 from . import comparability, guidance
 from .cache import VerificationCache, clean_blobs
-from .history import STATUS_WORDS
+from .history import STATUS_WORDS, ignore_problems, walk_records_history
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
 from .keyindex import key_index
 from .pages import check_high_water, check_page, owed_of_page, page_settings
+from .policy import accepts_config_change, config_at, judge_config
 from .records import (
     FileRules,
     Info,
@@ -26,6 +27,7 @@ from .records import (
     inspect_batch,
     inspect_file,
     inspect_paths,
+    stamp_time,
     supersedes_cycle,
 )
 from .registry import RULES, Active, configure
@@ -44,6 +46,7 @@ FILE_RULES = (
     "canonical-bytes",
     "parse-limits",
     "supersedes-chain",
+    "record-time",
 )
 #: Below this many records a whole-ledger check runs in one process (a pool costs ~50 ms).
 POOL_THRESHOLD = 4000
@@ -73,16 +76,24 @@ def _same_repo(repo: str, source: Git) -> bool:
 class Checker:
     def __init__(self, ledger, mode: str):
         self.ledger = ledger
-        self.active: dict[str, Active] = {
-            k: a for k, a in configure(ledger.config.rules, CONFIG_NAME).items() if a.severity != "off"
-        }
-        self.result = CheckResult(mode=mode, rules=sorted(self.active))
-        self.records_rel = PurePosixPath(ledger.config.records).as_posix().strip("/")
-        self.specs_rel = PurePosixPath(ledger.config.specs).as_posix().strip("/")
+        self.mode = mode
+        self.result = CheckResult(mode=mode)
+        self.use(ledger.config, configure(ledger.config.rules, CONFIG_NAME))
         self.infos: dict[str, Info] = {}
         self._git: Git | None = None
         #: Answer unmodified record files from the verification cache (checks/cache.py).
         self.use_cache = True
+        #: pre-push: the remote pushed to and the local commits the push sends.
+        self.remote: str | None = None
+        self.pushed: list[str] = []
+
+    def use(self, config, active: dict[str, Active]) -> None:
+        """Judge with `config`'s paths and these rules (a range is judged by its base's)."""
+        self.config = config
+        self.active = {k: a for k, a in active.items() if a.severity != "off"}
+        self.result.rules = sorted(set(self.result.rules) | set(self.active))
+        self.records_rel = PurePosixPath(config.records).as_posix().strip("/")
+        self.specs_rel = PurePosixPath(config.specs).as_posix().strip("/")
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -175,7 +186,7 @@ class Checker:
         names another repository (an imported result, or a checkout stamped with --source) is
         reported once per repository as unverifiable (sha-foreign, a warning), not as an error.
         """
-        config = self.ledger.config
+        config = self.config
         where = config.sources.get(repo, config.source) if repo is not None else config.source
         source = Git((self.ledger.root / where).resolve())
         if not source.is_repo():
@@ -205,10 +216,12 @@ class Checker:
                         fix=f"add `sources: {{{repo!r}: PATH-OF-A-CLONE}}` to ledger.yaml; `ledger check` then verifies them",
                     )
                 by_sha = {sha: infos for sha, infos in by_sha.items() if sha not in missing}
-        reachable = source.reachable([c for c in resolved.values() if c])
-        self._report_shas(by_sha, resolved, reachable, repo, where)
+        full_shas = [c for c in resolved.values() if c]
+        reachable = source.reachable(full_shas)
+        lost = self.unkept(source, full_shas) if self.mode == "pre-push" else set()
+        self._report_shas(by_sha, resolved, reachable, repo, where, lost)
 
-    def _report_shas(self, by_sha, resolved, reachable, repo, where) -> None:
+    def _report_shas(self, by_sha, resolved, reachable, repo, where, lost) -> None:  # noqa: PLR0913
         for sha, infos_at in by_sha.items():
             full = resolved.get(sha)
             for info in infos_at:
@@ -227,6 +240,18 @@ class Checker:
                         + (f" of {repo} ({where})" if repo else ""),
                         field="source.sha",
                     )
+                elif full in lost:
+                    self.emit(
+                        "sha-resolves",
+                        info.path,
+                        f"source commit {sha} resolves here, but no branch or tag the remote has or "
+                        "this push sends contains it (a rebase or amend left it behind), so it will "
+                        "not resolve in a fresh clone",
+                        field="source.sha",
+                        fix=f"keep the commit reachable: `git push {self.remote or 'origin'} {full}:refs/tags/ledger-keep/{full[:12]}` "
+                        "(in the source repository when it is another one), then push again; or re-measure "
+                        "at a commit on a pushed branch and add the record afresh",
+                    )
                 elif full not in reachable:
                     self.emit(
                         "sha-abbreviated",
@@ -234,6 +259,33 @@ class Checker:
                         f"source commit {sha} is historical: no branch or tag contains it, so a fresh clone will not have it",
                         field="source.sha",
                     )
+
+    def unkept(self, source: Git, commits: list[str]) -> set[str]:
+        """Of `commits`, those that no tag, no branch of the remote and no commit this push
+        sends contains: a fresh clone of the remote will not have them. One `git rev-list`
+        that walks only the commits the remote lacks."""
+        if not commits:
+            return set()
+        same = source.common_dir == self.git.common_dir
+        if not same:
+            out = source.text("rev-list", *commits, "--not", "--remotes", "--tags", check=False)
+            return {c for c in commits if c in set(out.split())}
+        remote = self.remote
+        tracked = f"--remotes={remote}" if remote and "/" not in remote and ":" not in remote else "--remotes"
+        out = source.text("rev-list", *commits, "--not", tracked, *self.pushed, check=False)
+        lost = {c for c in commits if c in set(out.split())}
+        if lost and remote:
+            # Tags the remote has (a `refs/tags/ledger-keep/...` pushed earlier), asked only now.
+            tags = [
+                line.split()[0]
+                for line in source.text("ls-remote", "--tags", remote, check=False).splitlines()
+                if line.strip()
+            ]
+            tips = [t for t in tags if source.has_commit(t)]
+            if tips:
+                out = source.text("rev-list", *lost, "--not", *tips, check=False)
+                lost = {c for c in lost if c in set(out.split())}
+        return lost
 
     def check_unique(self, infos: list[Info], existing: dict[str, dict[str, list[str]]] | None = None) -> None:
         """Unique keys among `infos`, and against `existing` (kind -> key -> paths) when given.
@@ -464,6 +516,27 @@ class Checker:
         config = self.ledger.root / CONFIG_NAME
         if config.is_file():
             self.result.violations.extend(inspect_artifact(CONFIG_NAME, config.read_bytes(), rules, text_page=True))
+        self.check_history("HEAD")
+
+    def check_history(self, head: str) -> None:
+        """append-only over the records folder's whole history at `head` (--all, --base):
+        what a `git push --no-verify` deleted or re-sealed is caught by CI on a fresh clone."""
+        if "append-only" not in self.active:
+            return
+        git = self.git
+        if not git.is_repo() or not git.ok("rev-parse", "--verify", "--quiet", f"{head}^{{commit}}"):
+            return  # not committed yet: there is no history to verify
+        top = git.toplevel
+        prefix = self.ledger.root.resolve().relative_to(top.resolve()).as_posix()
+        prefix = "" if prefix == "." else prefix + "/"
+        for problem in walk_records_history(git, head, prefix + self.records_rel, cache=self.use_cache):
+            self.emit(
+                "append-only",
+                problem.path[len(prefix) :] if problem.path.startswith(prefix) else problem.path,
+                problem.message,
+                fix="Restore the file as it was first added (`git log --diff-filter=A -- FILE` finds the commit; "
+                "`git checkout COMMIT -- FILE`); a correction is a new record whose `supersedes` lists its id.",
+            )
 
     def inspect_remembering(self, root: Path, paths: list[str], rules: FileRules) -> tuple[list[Violation], list[Info]]:
         """`inspect_file` on every path, answering unmodified tracked files from the
@@ -532,6 +605,12 @@ class Checker:
         top = git.toplevel
         prefix = self.ledger.root.resolve().relative_to(top.resolve()).as_posix()
         prefix = "" if prefix == "." else prefix + "/"
+        # The push is judged by the base side's committed config, never by the one it brings
+        # (nor by an uncommitted edit of the working tree's).
+        policy = judge_config(
+            config_at(git, base, prefix + CONFIG_NAME), config_at(git, head, prefix + CONFIG_NAME), self.ledger.config
+        )
+        self.use(policy.config, policy.active)
         rec_prefix = f"{prefix}{self.records_rel}/"
         spec_prefix = f"{prefix}{self.specs_rel}/"
         keyed = declared_files(self.active["keyed-rows"].params) if "keyed-rows" in self.active else []
@@ -579,6 +658,16 @@ class Checker:
         violations, infos = inspect_batch(batch, self.file_rules())
         self.result.violations.extend(violations)
         self.result.records_checked += sum(1 for p in added if p.endswith(".json"))
+        if policy.loosenings and not any(accepts_config_change(i.kind, i.tags) for i in infos):
+            for change in policy.loosenings:
+                self.emit(
+                    "config-change",
+                    CONFIG_NAME,
+                    f"the push {change.message}; it is judged by the config of {base[:12]}",
+                    field=change.field or None,
+                )
+        if "record-time" in self.active and infos:
+            self.check_commit_times(base, head, rec_prefix, infos)
         new_ids: dict[str, Info] = {}
         for info in infos:
             if info.id in new_ids:
@@ -728,15 +817,95 @@ class Checker:
             guidance.superseded_of(infos),
         )
 
+    def check_commit_times(self, base: str, head: str, rec_prefix: str, infos: list[Info]) -> None:
+        """record-time: created_at against the committer date of the commit that adds the file."""
+        params = self.active["record-time"].params
+        future, max_age = float(params["future_seconds"]), float(params["max_age_days"]) * 86400.0
+        span = head if base == EMPTY_TREE else f"{base}..{head}"
+        out = self.git.run(
+            "log", "--format=%x01%ct", "--name-only", "-z", "--no-renames", "--diff-filter=A", span, "--", rec_prefix
+        )
+        when: dict[str, float] = {}
+        stamp = None
+        for part in out.decode("utf-8", "surrogateescape").split("\0"):
+            part = part.strip("\n")
+            if part.startswith("\x01"):
+                stamp = float(part[1:].split()[0])
+            elif part and stamp is not None:
+                when[part] = stamp  # newest first: the oldest commit that adds it wins
+        fallback = float(self.git.text("log", "-1", "--format=%ct", head))
+        top_prefix = rec_prefix[: len(rec_prefix) - len(self.records_rel) - 1]
+        for info in infos:
+            if info.created is None:
+                continue
+            committed = when.get(top_prefix + info.path, fallback)
+            if info.created > committed + future:
+                self.emit(
+                    "record-time",
+                    info.path,
+                    f"created_at {stamp_time(info.created)} is after the commit that adds it ({stamp_time(committed)})",
+                    field="created_at",
+                )
+            elif info.created < committed - max_age:
+                self.emit(
+                    "record-time",
+                    info.path,
+                    f"created_at {stamp_time(info.created)} is more than {max_age / 86400:g} days before the commit "
+                    f"that adds it ({stamp_time(committed)})",
+                    field="created_at",
+                )
+
     # -- pre-push --------------------------------------------------------------------------
 
-    def new_ref_base(self, local: str, remote: str | None) -> str:
-        """For a ref the remote does not have yet: the closest commit the remote already has."""
+    def remote_heads(self) -> dict[str, str]:
+        """refs/heads/NAME -> sha on the remote pushed to, and "HEAD" -> its default branch's
+        ref name when known: the local tracking refs, else one `git ls-remote` (asked only
+        for a new or deleted branch)."""
         git = self.git
-        pattern = f"refs/remotes/{remote}" if remote else "refs/remotes"
-        candidates = git.text("for-each-ref", "--format=%(objectname)", pattern, check=False).split()
+        remote = self.remote
+        heads: dict[str, str] = {}
+        if remote and "/" not in remote and ":" not in remote:
+            out = git.text("for-each-ref", "--format=%(refname) %(objectname)", f"refs/remotes/{remote}/", check=False)
+            for line in out.splitlines():
+                ref, _, sha = line.partition(" ")
+                name = ref[len(f"refs/remotes/{remote}/") :]
+                if name != "HEAD":
+                    heads[f"refs/heads/{name}"] = sha
+            default = git.text("symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD", check=False)
+            if default:
+                heads["HEAD"] = "refs/heads/" + default[len(f"refs/remotes/{remote}/") :]
+        if remote and (not heads or "HEAD" not in heads):
+            out = git.text("ls-remote", "--symref", remote, "HEAD", "refs/heads/*", check=False)
+            for line in out.splitlines():
+                left, _, name = line.partition("\t")
+                if left.startswith("ref: ") and name == "HEAD":
+                    heads["HEAD"] = left[5:]
+                elif name.startswith("refs/heads/"):
+                    heads.setdefault(name, left)
+        if "HEAD" not in heads:
+            for name in ("refs/heads/main", "refs/heads/master"):
+                if name in heads:
+                    heads["HEAD"] = name
+                    break
+        return heads
+
+    def new_ref_base(self, local: str) -> str:
+        """For a ref the remote does not have yet: the merge base with the remote's default
+        branch when they share history, else the closest commit any remote branch has
+        (a new branch is judged against what the remote already holds, never against
+        nothing while the remote has something)."""
+        git = self.git
+        heads = self.remote_heads()
+        tips = [sha for name, sha in heads.items() if name != "HEAD" and git.has_commit(sha)]
+        if not self.remote:
+            tips += git.text("for-each-ref", "--format=%(objectname)", "refs/remotes", check=False).split()
+        default = heads.get(heads.get("HEAD", ""), "")
+        if default and git.has_commit(default):
+            mb = git.text("merge-base", local, default, check=False)
+            if mb:
+                return mb
         best, best_count = EMPTY_TREE, None
-        for sha in dict.fromkeys(candidates):
+        for sha in dict.fromkeys(tips):
             mb = git.text("merge-base", local, sha, check=False)
             if not mb:
                 continue
@@ -744,6 +913,62 @@ class Checker:
             if best_count is None or count < best_count:
                 best, best_count = mb, count
         return best
+
+    def check_ignored(self) -> None:
+        """records-ignored: a .gitignore line must not hide records from git (pre-push)."""
+        if "records-ignored" not in self.active or not self.pushed:
+            return
+        from ..schema.registry import KINDS
+
+        git = self.git
+        top = git.toplevel
+        changed_ignores = any(git.diff(base, head, [":(glob)**/.gitignore"]) for base, head in self.result.ranges)
+        folder = self.prefix + self.records_rel
+        for source, line, message in ignore_problems(Git(top), folder, sorted(KINDS), walk=changed_ignores):
+            self.emit("records-ignored", source, message, line=line)
+
+    @property
+    def prefix(self) -> str:
+        """The ledger's folder inside the git work tree ("" or "sub/")."""
+        rel = self.ledger.root.resolve().relative_to(self.git.toplevel.resolve()).as_posix()
+        return "" if rel == "." else rel + "/"
+
+    def check_deletion(self, remote_ref: str, remote_sha: str) -> None:
+        """A push that deletes a remote branch drops the records only it holds: refused when
+        the branch is the remote's default one and holds records, or holds records the
+        default branch lacks."""
+        if "append-only" not in self.active:
+            return
+        git = self.git
+        if not git.has_commit(remote_sha):
+            self.emit(
+                "append-only",
+                remote_ref,
+                f"the push deletes {remote_ref} at {remote_sha[:12]}, which is not here, so what it drops cannot be checked",
+                fix="`git fetch` first; to drop a branch that holds records, ask whoever protects the remote",
+            )
+            return
+        prefix = self.prefix
+        policy = judge_config(config_at(git, remote_sha, prefix + CONFIG_NAME), None, self.ledger.config)
+        folder = prefix + PurePosixPath(policy.config.records).as_posix().strip("/")
+        heads = self.remote_heads()
+        default_ref = heads.get("HEAD")
+        default = heads.get(default_ref or "")
+        if default_ref == remote_ref or not default or not git.has_commit(default):
+            dropped = [p for p in git.ls_tree(remote_sha, folder + "/") if not p.endswith("/.gitignore")]
+            against = "the remote's default branch" if default_ref == remote_ref else "no default branch known"
+        else:
+            dropped = [p for st, p in git.diff(default, remote_sha, [folder + "/"]) if st in "AMT"]
+            against = f"the default branch {default_ref}"
+        if dropped:
+            self.emit(
+                "append-only",
+                remote_ref,
+                f"the push deletes {remote_ref}, dropping {len(dropped)} record file(s) that {against} does not hold "
+                f"(first: {dropped[0]})",
+                fix="Do not delete a branch that holds records; merge it into the default branch first. "
+                "The remote should refuse deletions too (receive.denyDeletes, or a branch ruleset).",
+            )
 
 
 def _shown(raw: str) -> str:
@@ -921,12 +1146,16 @@ def run_check(
                 ) from None
             merge_base = git.text("merge-base", ref, head, check=False) or ref
             checker.run_range(merge_base, head)
+            checker.check_history(head)
         elif mode == "pre-push":
-            for local_ref, local_sha, remote_ref, remote_sha in parse_pre_push(pre_push_input or ""):
-                if local_sha == ZERO:
-                    continue  # deleting a remote branch adds nothing
-                if remote_sha == ZERO:
-                    checker.run_range(checker.new_ref_base(local_sha, remote), local_sha)
+            checker.remote = remote
+            lines = parse_pre_push(pre_push_input or "")
+            checker.pushed = [local_sha for _, local_sha, _, _ in lines if not is_zero(local_sha)]
+            for _local_ref, local_sha, remote_ref, remote_sha in lines:
+                if is_zero(local_sha):
+                    checker.check_deletion(remote_ref, remote_sha)
+                elif is_zero(remote_sha):
+                    checker.run_range(checker.new_ref_base(local_sha), local_sha)
                 elif not checker.git.has_commit(remote_sha):
                     checker.emit(
                         "append-only",
@@ -936,6 +1165,29 @@ def run_check(
                     )
                 else:
                     checker.run_range(remote_sha, local_sha)
+            checker.check_ignored()
+        elif mode == "pushed":
+            # CI after a push: HEAD replaced `base` (github.event.before); zeros: a new branch.
+            git = checker.git
+            checker.remote = remote
+            head = git.rev("HEAD")
+            if not base or is_zero(base):
+                checker.run_range(checker.new_ref_base(head), head)
+            elif not git.has_commit(base):
+                raise InputError(
+                    f"no commit {base!r}",
+                    [
+                        Problem(
+                            "<command line>",
+                            "--pushed",
+                            f"{base!r} is not a commit in this clone",
+                            "fetch the whole history (actions/checkout `fetch-depth: 0`)",
+                        )
+                    ],
+                )
+            else:
+                checker.run_range(git.rev(base), head)
+            checker.check_history(head)
         else:
             raise InputError(
                 f"unknown mode {mode!r}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -105,6 +106,7 @@ def command(
             click.echo(f"warning: {item.file}: {warning}", err=True)
     records = add(ledger, kind, items, stamping)
     print_warnings(ledger)
+    _warn_ignored(ledger, records)
     if fmt == "json":
         print_json(
             [
@@ -116,3 +118,19 @@ def command(
         for r in records:
             click.echo(r.id)
     return 0
+
+
+def _warn_ignored(ledger, records) -> None:
+    """Records that a .gitignore line hides are written but would never be committed: say so."""
+    from ..git import Git
+
+    paths = [os.path.relpath(ledger.path_for(r.kind, r.id), ledger.root) for r in records]
+    hidden = Git(ledger.root).ignored(paths)
+    if hidden:
+        path, why = hidden[0]
+        click.echo(
+            f"warning: {len(hidden)} of the {len(paths)} record file(s) written are ignored by git "
+            f"({why}; first: {path}), so they will not be committed. Remove that .gitignore line; "
+            "`git check-ignore -v FILE` shows the rule. `ledger check --pre-push` refuses the push (records-ignored).",
+            err=True,
+        )
