@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ..schema.envelope import Envelope
@@ -23,7 +24,7 @@ from .figures import quote_of
 from .keyed import issue_owner, owner_of
 from .metrics import flop_rate_gflops, flop_utilisation_percent
 from .guidance import Guidance
-from .stopping_point import ContractChoice, Row, choose_contract, stopping_point
+from .stopping_point import ContractChoice, Row, choose_contract, stopping_point, trusted_time
 from .sweep import sweep_rows, sweeps
 
 #: How many decisions the status shows (newest first).
@@ -240,7 +241,9 @@ def stopping_section(ctx: StatusContext) -> Section:
 
 def decisions_section(ctx: StatusContext) -> Section:
     decisions = [d for d in ctx.records if isinstance(d, Decision) and d.id not in ctx.superseded]
-    decisions.sort(key=lambda d: (d.when, d.created_at, d.id), reverse=True)
+    now = datetime.now(UTC)
+    # Newest by the time a decision may be ordered by: a forged future date never tops the list.
+    decisions.sort(key=lambda d: (trusted_time(d, now), d.created_at, d.id), reverse=True)
     rows = [
         {
             "verdict": d.verdict,

@@ -94,17 +94,18 @@ FUTURE_SLACK = timedelta(days=1)
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
 
-def trusted_time(record: Envelope, now: datetime | None = None) -> datetime:
-    """The time a record may be ordered by: the earliest of the times it claims (`observed_at`,
-    `created_at`, the time in its id), and never later than now. A record dated in the future
-    (a forged 2099) sorts first, not last, so forged times cannot steer what is "current";
-    `ledger check` refuses it with `record-time`."""
-    times = [record.when, record.created_at]
+def trusted_time(record: Envelope, now: datetime | None = None, *, written: bool = False) -> datetime:
+    """The time a record is ordered by (`when`, or `created_at` when `written`), unless any time
+    it claims (`observed_at`, `created_at`, the time in its id) lies in the future: then the
+    earliest possible time. A forged 2099 sorts first, not last, so forged times cannot steer
+    what is "current" or "newest"; `ledger check` refuses such a record with `record-time`."""
+    latest = max(record.when, record.created_at)
     from_id = id_seconds(record.id)
     if from_id is not None:
-        times.append(datetime.fromtimestamp(from_id, UTC))
-    earliest = min(times)
-    return _NEVER if earliest > (now or datetime.now(UTC)) + FUTURE_SLACK else earliest
+        latest = max(latest, datetime.fromtimestamp(min(from_id, 253402300799.0), UTC))
+    if latest > (now or datetime.now(UTC)) + FUTURE_SLACK:
+        return _NEVER
+    return record.created_at if written else record.when
 
 
 def choose_contract(records: Iterable[Envelope], name: str | None = None, *, asked: bool = False) -> ContractChoice:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from markupsafe import Markup
 
 from ..analysis.figures import measurement_uncertainty, quote_of
+from ..analysis.stopping_point import trusted_time
 from ..schema.envelope import Envelope
 from .escape import md_inline
 
@@ -165,7 +166,8 @@ class SiteData:
         return current_contract(self.records, self.contract_name)
 
     def newest(self, limit: int) -> list[Envelope]:
-        return sorted(self.records, key=lambda r: (r.created_at, r.id), reverse=True)[:limit]
+        now = datetime.now(UTC)  # a record dated in the future (forged) is never the newest
+        return sorted(self.records, key=lambda r: (trusted_time(r, now, written=True), r.id), reverse=True)[:limit]
 
     def latest_time(self) -> datetime | None:
         return max((r.created_at for r in self.records), default=None)
