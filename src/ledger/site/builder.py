@@ -252,7 +252,7 @@ def build_site(
     # One build at a time writes the generated Markdown; the HTML is built into a fresh
     # folder beside the target and swapped into place, so a second build (or a reader of
     # the site) never sees a half-written folder.
-    with _BuildLock((ledger.root / ledger.config.site.docs_dir).resolve().parent / ".ledger-site.lock"):
+    with _BuildLock(_lock_path((ledger.root / ledger.config.site.docs_dir).resolve())):
         return _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started)
 
 
@@ -328,6 +328,15 @@ def _mkdocs_into(mkdocs_yml: Path, target: Path, strict: bool, result: SiteResul
     result.site_dir = target
 
 
+def _lock_path(docs: Path) -> Path:
+    """The lock of one generated-docs folder, in the system's temporary folder (never in the
+    repository, and never inside the folder a build rewrites)."""
+    import hashlib
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"ledger-site-{hashlib.sha256(str(docs).encode()).hexdigest()[:16]}.lock"
+
+
 class _BuildLock:
     """An exclusive lock on a file (flock), held for one site build."""
 
@@ -338,8 +347,10 @@ class _BuildLock:
     def __enter__(self):
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError:
+            return self  # another user's lock file: build unlocked; the swap still keeps the site whole
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
 
