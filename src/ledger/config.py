@@ -69,30 +69,38 @@ def find_root(start: Path) -> Path | None:
 
 
 def load_config(root: Path) -> Config:
-
     path = root / CONFIG_NAME
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8")) or {}
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no config file; run `ledger init`") from None
+    return parse_config(text, str(path))
+
+
+def parse_config(text: str, where: str = CONFIG_NAME) -> Config:
+    """A config from the text of a `ledger.yaml` (read from a file, or from a commit with
+    `git show REV:ledger.yaml`); `where` names it in problems."""
+
+    try:
+        data = YAML(typ="safe", pure=True).load(text) or {}
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
+        line = f"line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(
             "config does not parse",
-            [Problem(str(path), where, f"YAML error: {getattr(exc, 'problem', exc)}", "fix the YAML syntax")],
+            [Problem(where, line, f"YAML error: {getattr(exc, 'problem', exc)}", "fix the YAML syntax")],
         ) from None
     if not isinstance(data, dict):
         raise ConfigError(
             "config is not a mapping",
-            [Problem(str(path), "", "the config must be a YAML mapping", "see `ledger init` for the layout")],
+            [Problem(where, "", "the config must be a YAML mapping", "see `ledger init` for the layout")],
         )
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
         problems = [
             Problem(
-                str(path),
+                where,
                 "field " + ".".join(str(p) for p in err["loc"]),
                 err["msg"],
                 "see the comments `ledger init` writes",

@@ -1,11 +1,11 @@
 """The one git layer of ledger: git's own command line through subprocess, used by the
 store's stamps, the checker, the hooks and the demo alike.
 
-Every command runs in a clean environment (`clean_env`): the variables that point git at a
-repository (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, ..., the list `git rev-parse
---local-env-vars` prints) are dropped, so a hook that git started from a `git worktree`
-(with `GIT_DIR` set) still reads the repository of the folder it was asked about, and
-`GIT_NO_REPLACE_OBJECTS=1`, so `git replace` cannot make a commit or blob read as another.
+Every command runs in a clean environment (`clean_env`): every inherited `GIT_*` variable is
+dropped (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE... would point git at another repository), so a
+hook that git started from a `git worktree` still reads the repository of the folder it was
+asked about; replace objects and grafts are off, so `git replace` cannot make a commit or blob
+read as another.
 
 Reads of many blobs go through one `cat-file --batch`, so a pre-push check reads only the
 blobs the push adds. GitPython is not used: it cost ~0.1 s of import time on every push and
@@ -16,51 +16,34 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
 from pathlib import Path
 
 ZERO = "0" * 40
+ZERO_256 = "0" * 64
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-#: What `git rev-parse --local-env-vars` prints (git 2.39-2.47): the variables that tie a git
-#: process to one repository, and that git itself clears before working in another one.
-LOCAL_ENV_VARS = (
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_CONFIG",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_IMPLICIT_WORK_TREE",
-    "GIT_GRAFT_FILE",
-    "GIT_INDEX_FILE",
-    "GIT_NO_REPLACE_OBJECTS",
-    "GIT_REPLACE_REF_BASE",
-    "GIT_PREFIX",
-    "GIT_INTERNAL_SUPER_PREFIX",
-    "GIT_SHALLOW_FILE",
-    "GIT_COMMON_DIR",
-)
-#: Variables that change how a pathspec reads (ledger passes `:(exclude,top)` magic), and the
-#: namespace or quarantine of the process that ran the hook.
-OTHER_ENV_VARS = (
-    "GIT_LITERAL_PATHSPECS",
-    "GIT_GLOB_PATHSPECS",
-    "GIT_NOGLOB_PATHSPECS",
-    "GIT_ICASE_PATHSPECS",
-    "GIT_NAMESPACE",
-    "GIT_QUARANTINE_PATH",
-)
+
+def is_zero(sha: str) -> bool:
+    """git's all-zero object name (40 hex for SHA-1, 64 for SHA-256): a ref that does not exist."""
+    return sha in (ZERO, ZERO_256)
 
 
-def clean_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """`environ` (default: this process's) without the repository-locating GIT_* variables,
-    with replace objects off. Identity (GIT_AUTHOR_*, GIT_COMMITTER_*), ssh and askpass stay."""
-    drop = set(LOCAL_ENV_VARS) | set(OTHER_ENV_VARS)
-    env = {k: v for k, v in (os.environ if environ is None else environ).items() if k not in drop}
+def clean_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment git runs in: every `GIT_*` variable a hook inherits removed (GIT_DIR,
+    GIT_WORK_TREE, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, GIT_CONFIG_COUNT/KEY/VALUE... would make
+    git read another repository, index or config), replace objects off, grafts ignored, so
+    every read sees the history the objects record, not one a `git replace` or `info/grafts`
+    substitutes. Git finds the repository from the working folder given."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("GIT_")}
     env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    env["GIT_GRAFT_FILE"] = os.devnull
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["LC_ALL"] = "C"
     return env
+
+
+#: Options given before every subcommand: replace refs off, no pager, no lazy fetch.
+GLOBAL_OPTIONS = ("--no-replace-objects", "-c", "core.quotePath=false")
 
 
 class GitError(RuntimeError):
@@ -70,10 +53,11 @@ class GitError(RuntimeError):
 class Git:
     def __init__(self, cwd: Path):
         self.cwd = Path(cwd)
-        self.env = clean_env()
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
-        proc = subprocess.run(["git", *args], cwd=self.cwd, input=input, capture_output=True, env=self.env)
+        proc = subprocess.run(
+            ["git", *GLOBAL_OPTIONS, *args], cwd=self.cwd, input=input, capture_output=True, env=clean_env()
+        )
         if check and proc.returncode != 0:
             raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
         return proc.stdout
@@ -82,11 +66,16 @@ class Git:
         return self.run(*args, check=check).decode("utf-8", "surrogateescape").strip()
 
     def ok(self, *args: str) -> bool:
-        return subprocess.run(["git", *args], cwd=self.cwd, capture_output=True, env=self.env).returncode == 0
+        return (
+            subprocess.run(
+                ["git", *GLOBAL_OPTIONS, *args], cwd=self.cwd, capture_output=True, env=clean_env()
+            ).returncode
+            == 0
+        )
 
     def maybe(self, *args: str) -> str | None:
         """The command's output, or None when it fails (no such ref, no remote, detached HEAD)."""
-        proc = subprocess.run(["git", *args], cwd=self.cwd, capture_output=True, env=self.env)
+        proc = subprocess.run(["git", *GLOBAL_OPTIONS, *args], cwd=self.cwd, capture_output=True, env=clean_env())
         return proc.stdout.decode("utf-8", "surrogateescape").strip() if proc.returncode == 0 else None
 
     @property
@@ -226,3 +215,25 @@ class Git:
             return out
         listed = set(self.run("rev-list", "--all").decode().split())
         return {c for c in commits if c in listed}
+
+    def ignored(self, paths: list[str]) -> list[tuple[str, str]]:
+        """(path, "FILE:LINE: PATTERN") for each of `paths` (relative to `cwd`) that a
+        .gitignore line hides from git, so it would never be committed. [] outside a repository."""
+        if not paths:
+            return []
+        out = self.run(
+            "check-ignore", "-v", "-z", "--stdin", input=b"\0".join(p.encode() for p in paths) + b"\0", check=False
+        )
+        parts = out.decode("utf-8", "surrogateescape").split("\0")
+        found = []
+        for i in range(0, len(parts) - 3, 4):
+            source, line, pattern, path = parts[i : i + 4]
+            if pattern.startswith("!"):
+                continue  # a negated pattern matched: the path is not ignored
+            found.append((path, f"{source}:{line}: {pattern}"))
+        return found
+
+    def ignored_under(self, folder: str) -> list[str]:
+        """Untracked files under `folder` that .gitignore hides (git's own walk of the folder)."""
+        out = self.run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", folder, check=False)
+        return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 from conftest import git, run_ledger
@@ -29,17 +30,33 @@ def add(repo: Path, kind: str, data: dict, *args: str) -> str:
     return result.stdout.split()[0]
 
 
+def names_rule(stderr: str, rule: str) -> bool:
+    """An error line names the rule: `RULE: message` (checker rules) or `(rule RULE)` (store limits)."""
+    return f": {rule}: " in stderr or f"(rule {rule}" in stderr
+
+
+def refused_then_by_hand(repo: Path, kind: str, data: dict, rule: str, *args: str) -> str:
+    """`ledger add` refuses the record with `rule` and writes nothing; then write it by hand,
+    as a hand edit, another tool or an older ledger would, for the checker to judge."""
+    before = sorted((repo / "ledger" / "records").rglob("*.json"))
+    result = run_ledger(repo, "add", kind, "-", *args, input=json.dumps(data))
+    assert result.returncode == 2 and names_rule(result.stderr, rule), result.stderr
+    assert sorted((repo / "ledger" / "records").rglob("*.json")) == before
+    return raw_record(repo, kind, data).stem
+
+
 def raw_record(
     repo: Path, kind: str, body: dict, *, reseal: bool = True, record_id: str | None = None, path_id: str | None = None
 ) -> Path:
     """Write a record file by hand (what `ledger add` would refuse), sealed unless told not to."""
     sha = git(repo, "rev-parse", "HEAD").stdout.strip()
-    rid = record_id or new_id()
+    at = datetime.now(UTC)
+    rid = record_id or new_id(at)
     data = {
         "format_version": 1,
         "id": rid,
         "kind": kind,
-        "created_at": "2026-01-01T00:00:00Z",
+        "created_at": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "source": {"sha": sha},
         "allocation": {"id": "test-alloc", "scheduler": "local"},
         "tool": {"name": "ledger", "version": __version__},

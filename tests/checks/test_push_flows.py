@@ -6,7 +6,7 @@ import json
 import stat
 from pathlib import Path
 
-from checks.check_helpers import add, commit, push, set_rule
+from checks.check_helpers import add, commit, push, refused_then_by_hand, set_rule
 from conftest import git, run_ledger
 
 
@@ -89,7 +89,7 @@ def test_hook_respects_core_hooks_path(pushed: Path):
     result = run_ledger(pushed, "hook", "install")
     assert result.returncode == 0, result.stderr
     assert (pushed / ".githooks" / "pre-push").is_file()
-    add(pushed, "note", {"body": "oops WANDB_API_KEY=" + "ab" * 20})
+    refused_then_by_hand(pushed, "note", {"body": "oops WANDB_API_KEY=" + "ab" * 20}, "secrets")
     commit(pushed)
     refused = push(pushed)
     assert refused.returncode == 1 and "error[secrets]" in refused.stderr
@@ -100,7 +100,7 @@ def test_check_all_base_and_formats(pushed: Path):
     commit(pushed)
     clean = run_ledger(pushed, "check", "--all")
     assert clean.returncode == 0, clean.stdout
-    add(pushed, "note", {"body": "hf_" + "a" * 34})
+    refused_then_by_hand(pushed, "note", {"body": "hf_" + "a" * 34}, "secrets")
     commit(pushed)
     text = run_ledger(pushed, "check")
     assert text.returncode == 1 and "error[secrets]" in text.stdout and "fix:" in text.stdout

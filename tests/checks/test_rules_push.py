@@ -9,8 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
-from checks.check_helpers import add, commit, contract, page, push, raw_record, set_rule
-from conftest import git, run_ledger
+from checks.check_helpers import add, commit, contract, page, push, raw_record, refused_then_by_hand, set_rule
+from conftest import git
+
+from ledger.store.canonical import canonical_bytes, seal
 
 WANDB = "WANDB_API_KEY=" + "0123456789abcdef" * 2 + "01234567"
 
@@ -20,26 +22,25 @@ def measurement(repo: Path, **fields) -> str:
     return add(repo, "measurement", data)
 
 
-def sandwich(repo: Path, a: str, c: str, b: str, contract_id: str) -> str:
-    return add(
-        repo,
-        "sandwich",
-        {
-            "contract": contract_id,
-            "control_a": a,
-            "candidate": c,
-            "control_b": b,
-            "a_value": 1.0,
-            "candidate_value": 0.9,
-            "b_value": 1.0,
-            "midpoint": 1.0,
-            "delta": -0.1,
-            "delta_percent": -10.0,
-            "drift_percent": 0.0,
-            "floor_percent": 1.0,
-            "verdict": "faster",
-        },
-    )
+def sandwich(repo: Path, a: str, c: str, b: str, contract_id: str, refused: str | None = None) -> str:
+    data = {
+        "contract": contract_id,
+        "control_a": a,
+        "candidate": c,
+        "control_b": b,
+        "a_value": 1.0,
+        "candidate_value": 0.9,
+        "b_value": 1.0,
+        "midpoint": 1.0,
+        "delta": -0.1,
+        "delta_percent": -10.0,
+        "drift_percent": 0.0,
+        "floor_percent": 1.0,
+        "verdict": "faster",
+    }
+    if refused:
+        return refused_then_by_hand(repo, "sandwich", data, refused)
+    return add(repo, "sandwich", data)
 
 
 def audit(repo: Path, contract_id: str) -> str:
@@ -80,7 +81,8 @@ def good_unique_key(repo):
 
 
 def bad_unique_key(repo):
-    add(repo, "issue", {"number": 1, "title": "one again"})  # #1 is on the remote already
+    # #1 is on the remote already
+    refused_then_by_hand(repo, "issue", {"number": 1, "title": "one again"}, "unique-key")
 
 
 def good_reference(repo):
@@ -93,13 +95,13 @@ def bad_reference(repo):
 
 
 def bad_sha(repo):
-    add(repo, "note", {"body": "from nowhere", "source": {"sha": "f" * 40}})
+    refused_then_by_hand(repo, "note", {"body": "from nowhere", "source": {"sha": "f" * 40}}, "sha-resolves")
 
 
 def bad_sha_abbreviated(repo):
     set_rule(repo, "sha-abbreviated", severity="error")
     short = git(repo, "rev-parse", "--short=9", "HEAD").stdout.strip()
-    add(repo, "note", {"body": "historical", "source": {"sha": short}})
+    refused_then_by_hand(repo, "note", {"body": "historical", "source": {"sha": short}}, "sha-abbreviated")
 
 
 def bad_append_only(repo):
@@ -158,17 +160,17 @@ def good_sandwich(repo):
 
 
 def bad_sandwich(repo):
-    cid = contract(repo)
+    cid = contract(repo, "c-bad")
     a = measurement(repo, contract=cid)
     c = add(repo, "measurement", {"samples": [0.9], "contract": cid}, "--allocation", "another-job")
     b = measurement(repo, contract=cid)
-    sandwich(repo, a, c, b, cid)
+    sandwich(repo, a, c, b, cid, refused="sandwich-arms")
 
 
 def bad_verdict(repo):
-    cid = contract(repo)
+    cid = contract(repo, "c-bad")
     arms = [measurement(repo, contract=cid) for _ in range(3)]
-    add(
+    refused_then_by_hand(
         repo,
         "sandwich",
         {
@@ -186,6 +188,7 @@ def bad_verdict(repo):
             "floor_percent": 1.0,
             "verdict": "neutral",
         },
+        "sandwich-verdict",
     )
 
 
@@ -195,19 +198,20 @@ def good_mfu(repo):
 
 
 def bad_mfu(repo):
-    cid = contract(repo)
-    other = contract(repo, "c2")
-    measurement(repo, contract=cid, mfu_percent=40.0, flop_audit=audit(repo, other))
+    cid = contract(repo, "c-bad")
+    other = contract(repo, "c-other")
+    data = {"metric": "step_time", "unit": "s", "samples": [1.0, 1.1, 1.05], "contract": cid}
+    refused_then_by_hand(
+        repo, "measurement", {**data, "mfu_percent": 40.0, "flop_audit": audit(repo, other)}, "mfu-audit"
+    )
 
 
 def bad_size(repo):
-    # `ledger add` refuses it (exit 2); a file written by hand reaches the push.
-    assert run_ledger(repo, "add", "note", "-", input=json.dumps({"body": "word " * 60_000})).returncode == 2
-    raw_record(repo, "note", {"body": "word " * 60_000})
+    refused_then_by_hand(repo, "note", {"body": "word " * 60_000}, "record-size")
 
 
 def bad_binary(repo):
-    add(repo, "note", {"body": "trace: " + "QUJD" * 1100})
+    refused_then_by_hand(repo, "note", {"body": "trace: " + "QUJD" * 1100}, "binary-content")
 
 
 def good_secrets(repo):
@@ -215,7 +219,7 @@ def good_secrets(repo):
 
 
 def bad_secrets(repo):
-    add(repo, "note", {"body": f"oops {WANDB}"})
+    refused_then_by_hand(repo, "note", {"body": f"oops {WANDB}"}, "secrets")
 
 
 def good_conflict(repo):
@@ -248,6 +252,31 @@ def bad_attach(repo):
     raw_record(repo, "note", {"body": "with a linked log", "attachments": {"attachments/linked.txt": digest}})
 
 
+def good_config(repo):
+    set_rule(repo, "cell-width", max_chars=200)  # tighter: applies at once, needs no reason
+
+
+def bad_config(repo):
+    set_rule(repo, "cell-width", max_chars=300)  # looser, and no note tagged ledger-config
+
+
+def bad_time(repo):
+    from datetime import UTC, datetime
+
+    from ledger.store.ids import new_id
+
+    at = datetime(2099, 1, 1, tzinfo=UTC)
+    path = raw_record(repo, "note", {"body": "from the future"}, record_id=new_id(at))
+    data = json.loads(path.read_text())
+    data["created_at"] = "2099-01-01T00:00:00Z"
+    path.write_bytes(canonical_bytes(seal({k: v for k, v in data.items() if k != "sha256"})))
+
+
+def bad_ignored(repo):
+    (repo / ".gitignore").write_text("ledger/records/note/\n")
+    add(repo, "note", {"body": "git never sees this one"})
+
+
 CASES = {
     "schema-valid": (None, good_schema, bad_schema),
     "content-hash": (None, good_schema, bad_hash),
@@ -270,6 +299,9 @@ CASES = {
     "secrets": (None, good_secrets, bad_secrets),
     "conflict-markers": (None, good_conflict, bad_conflict),
     "attachments": (None, good_attach, bad_attach),
+    "config-change": (None, good_config, bad_config),
+    "record-time": (None, good_schema, bad_time),
+    "records-ignored": (None, good_schema, bad_ignored),
 }
 
 

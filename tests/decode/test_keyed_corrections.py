@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from checks.check_helpers import add, commit, push
+from checks.check_helpers import add, commit, push, refused_then_by_hand
 from conftest import run_ledger
 
 CONTRACT = {"name": "ltx25-decode-448x256x25f", "model": "LTX-2.5 conv video VAE decode"}
@@ -64,7 +64,8 @@ def test_a_repeated_issue_number_that_corrects_nothing_is_refused(pushed: Path):
     add(pushed, "issue", {"number": 1009, "title": "threads"})
     commit(pushed, "file #1009")
     assert push(pushed).returncode == 0
-    add(pushed, "issue", {"number": 1009, "title": "a second row for the same number"})
+    # `ledger add` refuses it (issue 15); a file written by hand reaches the push.
+    refused_then_by_hand(pushed, "issue", {"number": 1009, "title": "a second row for the same number"}, "unique-key")
     commit(pushed, "duplicate")
     refused = push(pushed)
     assert refused.returncode == 1
@@ -76,7 +77,9 @@ def test_a_contract_is_corrected_and_its_fix_speaks_of_names(pushed: Path):
     first = add(pushed, "contract", CONTRACT)
     commit(pushed, "contract")
     assert push(pushed).returncode == 0
-    add(pushed, "contract", {**CONTRACT, "name": CONTRACT["name"], "compute_precision": "f32"})
+    refused_then_by_hand(
+        pushed, "contract", {**CONTRACT, "name": CONTRACT["name"], "compute_precision": "f32"}, "unique-key"
+    )
     commit(pushed, "repeat without supersedes")
     refused = push(pushed)
     assert refused.returncode == 1
@@ -100,7 +103,9 @@ def test_two_corrections_of_one_record_fork_the_key(pushed: Path):
     add(pushed, "issue", {"number": 7, "title": "t", "owner": "a", "supersedes": [first]})
     commit(pushed, "own")
     assert push(pushed).returncode == 0
-    add(pushed, "issue", {"number": 7, "title": "t", "status": "closed", "supersedes": [first]})
+    refused_then_by_hand(
+        pushed, "issue", {"number": 7, "title": "t", "status": "closed", "supersedes": [first]}, "unique-key"
+    )
     commit(pushed, "a second branch closed the original")
     refused = push(pushed)
     assert refused.returncode == 1

@@ -27,7 +27,7 @@ def test_demo_is_a_committed_git_repository(demo) -> None:
     target, summary = demo
     assert git(target, "status", "--porcelain").stdout == ""
     assert int(git(target, "rev-list", "--count", "HEAD").stdout) == 2
-    assert summary["counts"]["decision"] == 11 and summary["counts"]["sandwich"] == 3
+    assert summary["counts"]["decision"] == 14 and summary["counts"]["sandwich"] == 3
     assert summary["contract"] == "ltx2-t2v-fp32master-81x480x832"
 
 

@@ -162,11 +162,17 @@ def _asv_reader(tmp_path: Path, result_file: Path, machine: str):
 
 
 @pytest.mark.parametrize(
-    ("folder", "machine"), [(ASV_EMPYMOD / "dtr-laptop", "dtr-laptop"), (ASV_DJANGO / "ubuntu-22.04", "ubuntu-22.04")]
+    ("folder", "machine"),
+    [
+        (ASV_EMPYMOD / "dtr-laptop", "dtr-laptop"),
+        (ASV_DJANGO / "ubuntu-22.04", "ubuntu-22.04"),
+        (DATA / "asv/metpy-benchmark/results/Docker_Container", "Docker_Container"),
+    ],
 )
 def test_asv_figures_match_asvs_own_reading(repo: Path, tmp_path: Path, folder: Path, machine: str) -> None:
     files = sorted(folder.glob("*.json"))
-    out, records = ledger_import(repo, "asv", *files, folder.parent / "benchmarks.json")
+    extra = [folder.parent / "benchmarks.json"] if (folder.parent / "benchmarks.json").is_file() else []
+    out, records = ledger_import(repo, "asv", *files, *extra)
     # The glob picked up machine.json: skipped, and said so.
     assert any("machine.json" in n and "not results" in n for n in out["notes"])
     results = [f for f in files if f.name != "machine.json"]
@@ -525,3 +531,14 @@ def test_hostile_copies_are_refused_with_file_key_and_fix(repo: Path, tmp_path: 
     summary.write_text(INFERENCE.read_text().replace("Scenario : Offline", "Scenario : Batch"))
     err = refused(repo, "mlperf", summary)
     assert f"{summary}:line 5: scenario 'Batch' is not Offline, Server, SingleStream or MultiStream" in err
+
+
+def test_site_lists_a_zone_unknown_time_as_local_never_utc(repo: Path) -> None:
+    _, records = ledger_import(repo, "pyperf", DATA / "pyperf/py3.json.gz")
+    run = next(r for r in records if r["kind"] == "measurement")
+    built = run_ledger(repo, "site", "build")
+    assert built.returncode == 0, built.stderr
+    listing = "\n".join(p.read_text() for p in (repo / ".ledger-build/docs/records/measurement").glob("*.md"))
+    local = run["extra"]["measured_at"]["local"][:16].replace("T", " ")
+    assert f"{local} local, zone unknown (imported" in listing
+    assert f"{local} UTC" not in listing

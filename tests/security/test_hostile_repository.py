@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger.store.canonical import canonical_bytes, seal
-from ledger.store.ids import new_id
+from ledger.store.ids import id_seconds, new_id
 from ledger.version import __version__
 
 pytestmark = pytest.mark.slow
@@ -76,12 +77,13 @@ def template(tmp_path_factory) -> tuple[Path, str]:
 
 def note(sha: str, body, **extra) -> dict:
     rid = extra.pop("id", None) or new_id()
+    written = datetime.fromtimestamp(id_seconds(rid), UTC)  # record-time: the id's time is created_at
     return seal(
         {
             "format_version": 1,
             "id": rid,
             "kind": "note",
-            "created_at": "2026-01-01T00:00:00Z",
+            "created_at": written.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "source": {"sha": sha},
             "allocation": {"id": "fuzz", "scheduler": "local"},
             "tool": {"name": "ledger", "version": __version__},

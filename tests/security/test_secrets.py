@@ -134,30 +134,33 @@ def test_the_sampler_records_no_token_from_its_command_or_environment(repo: Path
     assert _leaks(out.stdout) == []
 
 
-def test_the_checker_refuses_a_token_from_every_input_path(repo: Path, tmp_path: Path) -> None:
-    paths = {}
+def test_no_input_path_writes_a_token_the_checker_refuses(repo: Path, tmp_path: Path) -> None:
+    """Each input path is refused at write time by the checker's own `secrets` rule (exit 2,
+    nothing written), so `ledger check` never meets what `ledger add` let through."""
     for name, planted in IN_INPUT.items():
         # ledger add (YAML)
         (tmp_path / f"{name}.yaml").write_text(f"body: 'the run used {planted}'\n")
-        assert run_ledger(repo, "add", "note", str(tmp_path / f"{name}.yaml")).returncode == 0
         # ledger add --from-log: the harness echoed its command line
         log = tmp_path / f"{name}.log"
         log.write_text(
             "starting\nLEDGER " + json.dumps({"samples": [0.7, 0.71], "command": f"python train.py {planted}"}) + "\n"
         )
-        assert run_ledger(repo, "add", "measurement", "--from-log", str(log)).returncode == 0
         # ledger import: a hyperfine export of a command that carried the token
         doc = json.loads((Path(__file__).parents[1] / "importers" / "data" / "hyperfine_sleep.json").read_text())
         doc["results"] = doc["results"][:1]
         doc["results"][0]["command"] = f"curl -H 'Authorization: {planted}' https://example.invalid"
         (tmp_path / f"{name}.json").write_text(json.dumps(doc))
-        assert run_ledger(repo, "import", "hyperfine", str(tmp_path / f"{name}.json")).returncode == 0
-        paths[name] = 3
+        for args in (
+            ("add", "note", str(tmp_path / f"{name}.yaml")),
+            ("add", "measurement", "--from-log", str(log)),
+            ("import", "hyperfine", str(tmp_path / f"{name}.json")),
+        ):
+            result = run_ledger(repo, *args)
+            assert result.returncode == 2 and ": secrets: " in result.stderr, (name, args, result.stderr)
+            assert planted not in result.stderr  # the refusal names the rule, never echoes the token
+    assert not list((repo / "ledger" / "records").rglob("*.json"))
     result = run_ledger(repo, "check", "--all", "--format", "json")
-    assert result.returncode == 1, result.stdout + result.stderr
-    found = [v for v in json.loads(result.stdout)["violations"] if v["rule"] == "secrets"]
-    assert len({v["file"] for v in found}) == 3 * len(IN_INPUT), [v["message"] for v in found]
-    assert all(v["severity"] == "error" and v["file"].startswith("ledger/records/") for v in found)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_the_sandwich_runner_records_no_token_from_its_arm_commands(repo: Path) -> None:

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
-from checks.check_helpers import add, commit, push, raw_record
+from checks.check_helpers import add, commit, push, raw_record, refused_then_by_hand
 from conftest import git, run_ledger
 
 from ledger.store.canonical import canonical_bytes, seal
@@ -112,10 +112,11 @@ def test_conflict_markers_in_a_record_are_refused(pushed: Path) -> None:
 
 
 def test_an_evidence_sha_no_clone_can_resolve_is_refused(pushed: Path) -> None:
-    add(
+    refused_then_by_hand(
         pushed,
         "measurement",
         {"samples": [0.7079, 0.7081], "title": "from a local-only commit", "source": {"sha": "c0ffee" + "0" * 34}},
+        "sha-resolves",
     )
     commit(pushed, "unresolvable source")
     _refused(pushed, "sha-resolves")

@@ -179,7 +179,7 @@ def walk(site: Path, origin: str, word: str, decision_id: str, shots: Path, name
             page.locator(".md-search__input").click()
             page.keyboard.type(word)
             page.wait_for_function(
-                "() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=15000
+                "() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=60000
             )
             results = page.eval_on_selector_all(".md-search-result__item a", "els => els.map(e => e.href)")
             if not any(decision_id in r for r in results):

@@ -17,6 +17,17 @@ def add(repo: Path, kind: str, body: dict) -> str:
 def campaign(repo: Path) -> dict[str, str]:
     ids = {}
     ids["old"] = add(repo, "contract", {"name": "campaign-a", "model": "dit"})
+    # MFU is reportable only beside the FLOP audit of its numerator (add refuses it otherwise).
+    ids["audit"] = add(
+        repo,
+        "flop-audit",
+        {
+            "contract": ids["old"],
+            "flop_per_sample": 1000,
+            "derivation": "analytic",
+            "peak": {"name": "p", "tflops_per_gpu": 1.0},
+        },
+    )
     ids["m1"] = add(
         repo,
         "measurement",
@@ -25,6 +36,7 @@ def campaign(repo: Path) -> dict[str, str]:
             "samples": [1.01, 1.02, 1.0, 1.03, 1.02, 1.01, 1.02, 1.02],
             "allocation": {"id": "job-1", "topology": "4x H200"},
             "mfu_percent": 41.27,
+            "flop_audit": ids["audit"],
         },
     )
     ids["d1"] = add(
@@ -47,12 +59,13 @@ def test_status_follows_the_measured_contract_not_the_newest_record(repo: Path) 
     assert data["contract"]["name"] == "campaign-a"
     assert "most recent measurement" in data["contract_rule"]
     keys = [s["key"] for s in data["sections"]]
-    assert keys[:3] == ["stopping_point", "decisions", "owed"]
-    (row,) = data["sections"][0]["rows"]
+    assert [k for k in keys if k in ("stopping_point", "decisions", "owed")] == ["stopping_point", "decisions", "owed"]
+    sections = {s["key"]: s for s in data["sections"]}
+    (row,) = sections["stopping_point"]["rows"]
     assert row["measurement"] == ids["m1"] and row["topology"] == "4x H200" and row["status"] == "final"
-    decisions = data["sections"][1]["rows"]
+    decisions = sections["decisions"]["rows"]
     assert [d["id"] for d in decisions] == [ids["d1"]]
-    owed = data["sections"][2]["rows"]
+    owed = sections["owed"]["rows"]
     assert owed[0]["owner"] == "perf-team" and owed[0]["issues"] == "#12"
 
 

@@ -42,10 +42,11 @@ def all_records_intact(root: Path) -> list[dict]:
 
 def test_many_processes_adding_at_once_lose_nothing(repo: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, text=True, capture_output=True).stdout.strip()
     procs = [ctx.Process(target=_api_writer, args=(str(repo), rank, 25)) for rank in range(8)]
     cli = [
         subprocess.Popen(
-            [str(LEDGER_BIN), "add", "note", "-", "--source-sha", "b" * 40],
+            [str(LEDGER_BIN), "add", "note", "-", "--source-sha", head],
             cwd=repo,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

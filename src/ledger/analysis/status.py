@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, Hypothesis
 from .figures import quote_of
+from .guidance import Guidance
 from .keyed import issue_owner, owner_of
 from .metrics import flop_rate_gflops, flop_utilisation_percent
-from .stopping_point import ContractChoice, Row, choose_contract, stopping_point
+from .stopping_point import ContractChoice, Row, choose_contract, stopping_point, trusted_time
 from .sweep import sweep_rows, sweeps
 
 #: How many decisions the status shows (newest first).
@@ -85,6 +87,13 @@ class StatusContext:
     owed: list[OwedEntry]
     by_id: dict[str, Envelope]
     superseded: set[str]
+    #: Re-gates, eligibility, pending decisions and rejected families (ledger.analysis.guidance).
+    guidance: Guidance | None = None
+
+    def regate_of(self, topology: str):
+        if self.guidance is None or self.choice.contract is None:
+            return None
+        return self.guidance.regate(self.choice.contract.id, topology)
 
 
 @dataclass
@@ -212,6 +221,11 @@ def stopping_section(ctx: StatusContext) -> Section:
     ):
         if any(r[key] not in ("–", "", None) for r in rows):
             columns.insert(len(columns) - 1, Column(key, title, importance, "figure"))
+    for row in rows:
+        state = ctx.regate_of(row["topology"])
+        row["regate"] = state.state if state else None
+        row["holds_at"] = state.valid_at[:9] if state and state.valid_at else None
+        row["regated"] = bool(state and state.carried_by)
     conventions = sorted({r["peak_convention"] for r in rows if r["peak_convention"]})
     notes = [f"MFU under the peak convention {', '.join(conventions)}."] if conventions else []
     peaks = sorted({r["peak"] for r in rows if r["peak"] and r["utilisation"] != "–"})
@@ -227,7 +241,9 @@ def stopping_section(ctx: StatusContext) -> Section:
 
 def decisions_section(ctx: StatusContext) -> Section:
     decisions = [d for d in ctx.records if isinstance(d, Decision) and d.id not in ctx.superseded]
-    decisions.sort(key=lambda d: (d.when, d.created_at, d.id), reverse=True)
+    now = datetime.now(UTC)
+    # Newest by the time a decision may be ordered by: a forged future date never tops the list.
+    decisions.sort(key=lambda d: (trusted_time(d, now), d.created_at, d.id), reverse=True)
     rows = [
         {
             "verdict": d.verdict,
@@ -279,6 +295,19 @@ def owed_section(ctx: StatusContext) -> Section:
                     "id": h.id,
                 }
             )
+    if ctx.guidance is not None and ctx.choice.contract is not None:
+        for state in ctx.guidance.regates.get(ctx.choice.contract.id, []):
+            if state.owed:
+                rows.insert(
+                    0,
+                    {
+                        "item": f"re-gate owed: {state.topology} of {ctx.choice.contract.name}",
+                        "owner": "unowned",
+                        "issues": "",
+                        "where": state.reason,
+                        "id": state.anchor,
+                    },
+                )
     columns = [
         Column("item", "Owed", 1),
         Column("owner", "Owner", 2),
@@ -330,12 +359,100 @@ def sweep_sections(ctx: StatusContext) -> list[Section]:
     return out
 
 
+def regates_section(ctx: StatusContext) -> Section | None:
+    """Where each stopping-point row holds, against the measured source's head."""
+    if ctx.guidance is None or ctx.choice.contract is None:
+        return None
+    states = ctx.guidance.regates.get(ctx.choice.contract.id, [])
+    if not states:
+        return None
+    rows = [
+        {
+            "topology": s.topology,
+            "state": s.state,
+            "holds_at": s.valid_at[:9] if s.valid_at else None,
+            "reason": s.reason,
+            "id": s.anchor,
+        }
+        for s in states
+    ]
+    source = ctx.guidance.source
+    notes = []
+    if source is not None and source.head:
+        notes.append(f"The measured source (`source:` in ledger.yaml) is at {source.head[:9]}.")
+    elif source is not None and source.problem:
+        notes.append(f"{source.problem[0].upper()}{source.problem[1:]}.")
+    columns = [
+        Column("topology", "Topology", 1),
+        Column("state", "Re-gate", 1),
+        Column("holds_at", "Holds at", 2),
+        Column("reason", "Why", 3),
+        Column("id", "Record", 4, "id"),
+    ]
+    return Section("regates", "Re-gates", columns, rows, "", notes)
+
+
+def pending_section(ctx: StatusContext) -> Section | None:
+    """Decisions scoped to a class of allocation that no record on that class has settled."""
+    if ctx.guidance is None or not ctx.guidance.pending:
+        return None
+    rows = [
+        {
+            "family": p.decision.family,
+            "verdict": p.decision.verdict,
+            "needs": p.needs,
+            "why_not_yet": "; ".join(f"{r.id[:10]}: {why}" for r, why in p.near_misses)
+            or "no record on that class yet",
+            "id": p.decision.id,
+        }
+        for p in ctx.guidance.pending
+    ]
+    columns = [
+        Column("family", "Decision family", 1),
+        Column("needs", "Pending until", 1),
+        Column("why_not_yet", "Not yet, because", 3),
+        Column("verdict", "Verdict", 4),
+        Column("id", "Record", 2, "id"),
+    ]
+    return Section("pending", "Pending decisions", columns, rows)
+
+
+def families_section(ctx: StatusContext) -> Section | None:
+    """Rejected families and what was tried in them since."""
+    if ctx.guidance is None or not ctx.guidance.rejected:
+        return None
+    rows = []
+    for fam in ctx.guidance.rejected:
+        tried = fam.tried_since
+        repeats = sum(1 for _, new in tried if not new)
+        rows.append(
+            {
+                "family": fam.decision.family,
+                "tried_since": ", ".join(f"{r.id[:10]} ({'new mechanism' if new else 'repeat'})" for r, new in tried)
+                or "nothing",
+                "repeats": repeats,
+                "id": fam.decision.id,
+            }
+        )
+    columns = [
+        Column("family", "Rejected family", 1),
+        Column("repeats", "Repeats", 1),
+        Column("tried_since", "Tried since", 2),
+        Column("id", "Decision", 3, "id"),
+    ]
+    notes = ["Do not repeat without a new mechanism: a record names its `family` and the `mechanism` it tries."]
+    return Section("rejected_families", "Rejected families", columns, rows, "", notes)
+
+
 #: Section builders, in the order they are shown. A builder returns None to stay silent, or a
 #: list of sections (one per sweep).
 SECTIONS: list[Callable[[StatusContext], Section | list[Section] | None]] = [
     stopping_section,
+    regates_section,
+    pending_section,
     sweep_sections,
     decisions_section,
+    families_section,
     owed_section,
 ]
 
@@ -359,6 +476,7 @@ def build_status(
     *,
     asked: bool = False,
     owed: Iterable[OwedEntry] = (),
+    guidance: Guidance | None = None,
 ) -> Status:
     """The status of a ledger under `contract` (a name or id; else the current-contract rule).
 
@@ -366,7 +484,8 @@ def build_status(
     """
     records = list(records)
     choice = choose_contract(records, contract, asked=asked)
-    _, rows = stopping_point(records, contract=choice.contract) if choice.contract else (None, [])
+    judge = guidance.judge if guidance is not None else None
+    _, rows = stopping_point(records, contract=choice.contract, judge=judge) if choice.contract else (None, [])
     ctx = StatusContext(
         records=records,
         choice=choice,
@@ -374,6 +493,7 @@ def build_status(
         owed=list(owed),
         by_id={r.id: r for r in records},
         superseded={s for r in records for s in r.supersedes},
+        guidance=guidance,
     )
     sections: list[Section] = []
     for build in SECTIONS:

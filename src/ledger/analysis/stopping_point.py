@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, FlopAudit, Measurement, Sandwich
+from ..store.ids import id_seconds
+from .eligibility import Judge
 from .metrics import gpu_count, recompute
 
 FINAL = "final"
@@ -79,10 +82,30 @@ def find_contract(records: Iterable[Envelope], name_or_id: str) -> Contract | No
     contracts = [r for r in records if isinstance(r, Contract)]
     named = [c for c in contracts if c.name == name_or_id]
     if named:
-        return max(named, key=lambda c: (c.when, c.id))
+        now = datetime.now(UTC)
+        return max(named, key=lambda c: (trusted_time(c, now), c.id))
     key = name_or_id.upper()
     by_id = [c for c in contracts if c.id.startswith(key)] if len(key) >= 4 else []
     return by_id[0] if len(by_id) == 1 else None
+
+
+#: How far after now a record's time may lie before it counts as forged (clock skew between machines).
+FUTURE_SLACK = timedelta(days=1)
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+def trusted_time(record: Envelope, now: datetime | None = None, *, written: bool = False) -> datetime:
+    """The time a record is ordered by (`when`, or `created_at` when `written`), unless any time
+    it claims (`observed_at`, `created_at`, the time in its id) lies in the future: then the
+    earliest possible time. A forged 2099 sorts first, not last, so forged times cannot steer
+    what is "current" or "newest"; `ledger check` refuses such a record with `record-time`."""
+    latest = max(record.when, record.created_at)
+    from_id = id_seconds(record.id)
+    if from_id is not None:
+        latest = max(latest, datetime.fromtimestamp(min(from_id, 253402300799.0), UTC))
+    if latest > (now or datetime.now(UTC)) + FUTURE_SLACK:
+        return _NEVER
+    return record.created_at if written else record.when
 
 
 def choose_contract(records: Iterable[Envelope], name: str | None = None, *, asked: bool = False) -> ContractChoice:
@@ -102,10 +125,12 @@ def choose_contract(records: Iterable[Envelope], name: str | None = None, *, ask
         m for m in records if isinstance(m, Measurement) and m.contract in contracts and m.contract not in superseded
     ]
     if measured:
-        newest = max(measured, key=lambda m: (m.when, m.created_at, m.id))
+        now = datetime.now(UTC)
+        newest = max(measured, key=lambda m: (trusted_time(m, now), m.created_at, m.id))
         return ContractChoice(contracts[newest.contract or ""], RULE_MEASURED)
     live = [c for c in contracts.values() if c.id not in superseded]
-    return ContractChoice(max(live, key=lambda c: (c.when, c.id)) if live else None, RULE_ONLY)
+    now = datetime.now(UTC)
+    return ContractChoice(max(live, key=lambda c: (trusted_time(c, now), c.id)) if live else None, RULE_ONLY)
 
 
 def current_contract(records: Iterable[Envelope], name: str | None = None) -> Contract | None:
@@ -129,10 +154,22 @@ def _rank(m: Measurement, row_mfu: float | None, row_tp: float | None) -> tuple:
 
 
 def stopping_point(  # noqa: C901, PLR0915
-    records: Iterable[Envelope], contract_name: str | None = None, *, contract: Contract | None = None
+    records: Iterable[Envelope],
+    contract_name: str | None = None,
+    *,
+    contract: Contract | None = None,
+    thresholds: dict | None = None,
+    judge: Judge | None = None,
 ) -> tuple[Contract | None, list[Row]]:
-    """The contract the table is for (`contract`, else the current one), and its rows ordered by GPU count."""
+    """The contract the table is for (`contract`, else the current one), and its rows ordered by GPU count.
+
+    A measurement is baseline-eligible when its outcome is ok, it is comparable, and the
+    health of its allocation (its environment records' readings, judged under `thresholds`,
+    the `baseline-eligibility` rule's parameters) makes it eligible; an ineligible row
+    names the readings that made it so.
+    """
     records = list(records)
+    judge = judge or Judge(records, thresholds)
     contract = contract or current_contract(records, contract_name)
     if contract is None:
         return None, []
@@ -169,7 +206,7 @@ def stopping_point(  # noqa: C901, PLR0915
     rows: list[Row] = []
     for topo in sorted(groups, key=lambda t: (_gpus_of(t), t)):
         group = groups[topo]
-        eligible = [m for m in group if m.baseline_eligible and m.id not in rejected]
+        eligible = [m for m in group if m.baseline_eligible and judge.measurement(m).eligible and m.id not in rejected]
         pool = [m for m in eligible if m.id in accepted]
         status = FINAL if pool else UNACCEPTED
         pool = pool or eligible
@@ -177,11 +214,11 @@ def stopping_point(  # noqa: C901, PLR0915
             best = max(pool, key=lambda m: _rank(m, *derived(m)))
             mfu, tp = derived(best)
             rows.append(Row(topo, status, best, audit, [], mfu, tp))
-        degraded = [m for m in group if m.outcome == "ok" and m.health == "degraded"]
+        degraded = [m for m in group if m.outcome == "ok" and not judge.measurement(m).eligible]
         if degraded:
             latest = max(degraded, key=lambda m: (m.when, m.id))
             mfu, tp = derived(latest)
-            rows.append(Row(topo, DEGRADED, latest, audit, list(latest.health_reasons), mfu, tp))
+            rows.append(Row(topo, DEGRADED, latest, audit, list(judge.measurement(latest).readings), mfu, tp))
         if not pool:
             failed = [m for m in group if m.outcome != "ok"]
             if failed:

@@ -24,3 +24,17 @@ class Info(NamedTuple):
     number: int | None  # issue number
     spread_percent: float | None  # measurement: figures.uncertainty_percent
     repo: str | None = None  # source.repo: another repository's commit (imported records)
+    # What the campaign-guidance rules (ledger.checks.guidance) read:
+    family: str | None = None  # decision, measurement, sandwich, hypothesis
+    mechanism: str | None = None
+    verdict: str | None = None  # decision or sandwich verdict
+    tried: tuple[str, ...] = ()  # decision
+    evidence: tuple[str, ...] = ()  # decision
+    topology: str | None = None
+    comparable: bool = True  # measurement
+    regate: bool = False  # sandwich
+    health: str | None = None  # measurement
+    environment: str | None = None  # measurement: environment record id
+    when: str | None = None  # observed_at or created_at, ISO
+    created: float | None = None  # created_at, seconds since the epoch
+    tags: tuple[str, ...] = ()

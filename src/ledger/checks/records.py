@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -18,6 +20,7 @@ from ..redact import find_secrets
 from ..schema.migrate import FormatError, upgrade
 from ..schema.registry import record_adapter
 from ..store.canonical import NotCanonical, canonical_bytes, content_hash, hash_of_file
+from ..store.ids import id_seconds
 from ..store.ledger import shard_of
 from ..store.limits import MAX_DEPTH, MAX_INPUT_BYTES, MAX_YAML_ALIASES, canonical_too_deep
 from .artifacts import binary_reason, find_conflicts, readable
@@ -135,6 +138,28 @@ RULES: tuple[Rule, ...] = (
         "so a fresh clone will not have it. A full SHA that does not resolve is `sha-resolves`.",
         "Prefer the full 40-hex SHA of a commit on a pushed branch; for historical evidence state "
         "why the measurement transfers to a commit that resolves.",
+    ),
+    Rule(
+        "record-time",
+        "records",
+        ERROR,
+        "A record's times agree: the time in its id (a ULID) is its `created_at` within "
+        "`id_skew_seconds`; `created_at` and `observed_at` are not before `earliest`, not after "
+        "now (nor `observed_at` after `created_at`) by more than `future_seconds`; and on a push "
+        "or --base, `created_at` is at most `future_seconds` after the commit that adds the record "
+        "and at most `max_age_days` before it. Forged times (a record dated 2099 or 1970) would "
+        "otherwise reorder the ledger and steer what the site calls current.",
+        "Write records with `ledger add`, which sets the id and `created_at` from one clock; "
+        "for old evidence keep `created_at` as the time of writing and put the time of the "
+        "measurement in `observed_at`. Check the clock of the machine that wrote it.",
+        {"id_skew_seconds": 60.0, "future_seconds": 86400.0, "earliest": "2000-01-01", "max_age_days": 365.0},
+        {
+            "id_skew_seconds": "Largest difference between the id's time and `created_at`.",
+            "future_seconds": "Clock skew allowed: how far a time may lie after now or after the adding commit.",
+            "earliest": "No `created_at` or `observed_at` before this date (ISO 8601).",
+            "max_age_days": "Longest time between writing a record and committing it (push and --base).",
+        },
+        param_looser={"earliest": "lower"},
     ),
 )
 
@@ -365,6 +390,8 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
         return out, None
     if rules.on("supersedes-chain") and record.supersedes:
         out.extend(_chain_problems(display, record, rules))
+    if rules.on("record-time"):
+        out.extend(_time_problems(rules, display, record))
     if kind == "sandwich" and rules.on("sandwich-verdict"):
         problem = verdict_problem(record)
         if problem:
@@ -395,7 +422,78 @@ def info_of(path: str, record: Any) -> Info:
         number=getattr(record, "number", None) if kind == "issue" else None,
         spread_percent=_spread(record) if kind == "measurement" else None,
         repo=source.repo if source is not None else None,
+        family=getattr(record, "family", None),
+        mechanism=getattr(record, "mechanism", None),
+        verdict=getattr(record, "verdict", None) if kind in ("decision", "sandwich") else None,
+        tried=tuple(getattr(record, "tried", ()) or ()) if kind == "decision" else (),
+        evidence=tuple(getattr(record, "evidence", ()) or ()) if kind == "decision" else (),
+        topology=record.allocation.topology if record.allocation is not None else None,
+        comparable=bool(getattr(record, "comparable", True)),
+        regate=bool(getattr(record, "regate", False)),
+        health=getattr(record, "health", None) if kind == "measurement" else None,
+        environment=getattr(record, "environment", None) if kind == "measurement" else None,
+        when=record.when.isoformat(),
+        created=record.created_at.timestamp(),
+        tags=tuple(record.tags),
     )
+
+
+def _earliest(text: str) -> float:
+    when = datetime.fromisoformat(text)
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def stamp_time(seconds: float) -> str:
+    try:
+        return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return f"{seconds:.0f} s since 1970"
+
+
+def _time_problems(rules: FileRules, path: str, record: Any) -> list[Violation]:
+    """`record-time` on one record's own fields, against the id and the clock."""
+    params = rules.params["record-time"]
+    out: list[Violation] = []
+    created = record.created_at.timestamp()
+    observed = record.observed_at.timestamp() if record.observed_at is not None else None
+    skew, future = float(params["id_skew_seconds"]), float(params["future_seconds"])
+    from_id = id_seconds(record.id)
+    if from_id is not None and abs(from_id - created) > skew:
+        out.append(
+            _v(
+                rules,
+                "record-time",
+                path,
+                f"the id's time {stamp_time(from_id)} and created_at {stamp_time(created)} differ by "
+                f"{abs(from_id - created):,.0f} s (more than {skew:g} s)",
+                field="created_at",
+            )
+        )
+    try:
+        floor = _earliest(str(params["earliest"]))
+    except ValueError:
+        floor = _earliest("2000-01-01")
+    limit = time.time() + future
+    for name, value in (("created_at", created), ("observed_at", observed)):
+        if value is None:
+            continue
+        if value < floor:
+            out.append(
+                _v(rules, "record-time", path, f"{name} {stamp_time(value)} is before {params['earliest']}", field=name)
+            )
+        elif value > limit:
+            out.append(_v(rules, "record-time", path, f"{name} {stamp_time(value)} is in the future", field=name))
+    if observed is not None and observed > created + future:
+        out.append(
+            _v(
+                rules,
+                "record-time",
+                path,
+                f"observed_at {stamp_time(observed)} is after created_at {stamp_time(created)}: evidence is observed before it is written",
+                field="observed_at",
+            )
+        )
+    return out
 
 
 def _spread(record: Any) -> float | None:

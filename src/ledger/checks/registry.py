@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError, Problem
-from . import artifacts, comparability, history, keyedrows, pages, provenance, records
+from . import artifacts, comparability, guidance, history, keyedrows, pages, provenance, records
 from .rule import SEVERITIES, Rule
 
 #: The rule families, one module each; each exports its rules as `RULES`.
-FAMILIES = (artifacts, records, comparability, history, pages, keyedrows, provenance)
+FAMILIES = (artifacts, records, comparability, history, pages, keyedrows, provenance, guidance)
 
 #: Every rule by id, in family order.
 RULES: dict[str, Rule] = {rule.id: rule for family in FAMILIES for rule in family.RULES}
@@ -108,3 +108,9 @@ def configure(config_rules: dict[str, dict[str, Any]] | None, config_file: str =
     if problems:
         raise ConfigError("the rules in the config are invalid", problems)
     return active
+
+
+def eligibility_thresholds(config_rules: dict | None, config_file: str = "ledger.yaml") -> dict[str, Any]:
+    """The baseline-eligibility thresholds as configured (`rules: baseline-eligibility:`), which
+    the stopping point, `ledger status` and the site judge allocations by."""
+    return dict(configure(config_rules, config_file)["baseline-eligibility"].params)

@@ -9,24 +9,26 @@ import multiprocessing
 import os
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from .. import pages as pages_mod
+from ..analysis.families import norm
+from ..analysis.regate import source_view
 from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
-from ..git import EMPTY_TREE, ZERO, Git, GitError
+from ..git import EMPTY_TREE, Git, GitError, is_zero
 from ..schema.registry import KINDS, record_adapter
 from ..store.ledger import lstat_chain, shard_of
-from . import comparability
+from . import comparability, guidance
 from .cache import VerificationCache, clean_blobs
-from .history import STATUS_WORDS
+from .history import STATUS_WORDS, ignore_problems, walk_records_history
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
 from .keyindex import key_index
 from .pages import check_high_water, check_page, owed_of_page, page_settings
+from .policy import accepts_config_change, config_at, judge_config
 from .records import (
     FileRules,
     Info,
@@ -34,6 +36,7 @@ from .records import (
     inspect_batch,
     inspect_file,
     inspect_paths,
+    stamp_time,
     supersedes_cycle,
 )
 from .registry import RULES, Active, configure
@@ -52,6 +55,7 @@ FILE_RULES = (
     "canonical-bytes",
     "parse-limits",
     "supersedes-chain",
+    "record-time",
 )
 #: Below this many records a whole-ledger check runs in one process (a pool costs ~50 ms).
 POOL_THRESHOLD = 4000
@@ -78,58 +82,27 @@ def _same_repo(repo: str, source: Git) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class _Range:
-    """One range of commits being checked, and where the ledger's folders are inside the repository."""
-
-    git: Git
-    base: str
-    head: str
-    prefix: str  # the ledger's folder inside the repository ("" at the top), with a trailing "/"
-    rec_prefix: str
-    spec_prefix: str
-
-    @classmethod
-    def of(cls, checker: Checker, base: str, head: str) -> _Range:
-        git = checker.git
-        prefix = checker.ledger.root.resolve().relative_to(git.toplevel.resolve()).as_posix()
-        prefix = "" if prefix == "." else prefix + "/"
-        return cls(git, base, head, prefix, f"{prefix}{checker.records_rel}/", f"{prefix}{checker.specs_rel}/")
-
-    def rel(self, path: str) -> str:
-        """A repository path relative to the ledger's root."""
-        return path[len(self.prefix) :]
-
-    def spec(self, commit: str, kind: str, rid: str) -> str:
-        """`commit:path` of the record `rid` if it were of `kind`."""
-        return f"{commit}:{self.rec_prefix}{kind}/{shard_of(rid)}/{rid}.json"
-
-    def read_attachment(self, relpath: str) -> tuple[str | None, bytes]:
-        """(why it cannot be read, or None; its bytes) of an attachment in the head tree."""
-        full = f"{self.rec_prefix}{relpath}"
-        mode = self.git.text("ls-tree", self.head, "--", full, check=False).split(" ")[0]
-        if not mode:
-            return "is missing", b""
-        if mode == "120000":
-            return "is a symlink", b""
-        if mode != "100644" and mode != "100755":
-            return "is not a regular file", b""
-        return None, self.git.read_blobs([f"{self.head}:{full}"])[f"{self.head}:{full}"] or b""
-
-
 class Checker:
     def __init__(self, ledger, mode: str):
         self.ledger = ledger
-        self.active: dict[str, Active] = {
-            k: a for k, a in configure(ledger.config.rules, CONFIG_NAME).items() if a.severity != "off"
-        }
-        self.result = CheckResult(mode=mode, rules=sorted(self.active))
-        self.records_rel = PurePosixPath(ledger.config.records).as_posix().strip("/")
-        self.specs_rel = PurePosixPath(ledger.config.specs).as_posix().strip("/")
+        self.mode = mode
+        self.result = CheckResult(mode=mode)
+        self.use(ledger.config, configure(ledger.config.rules, CONFIG_NAME))
         self.infos: dict[str, Info] = {}
         self._git: Git | None = None
         #: Answer unmodified record files from the verification cache (checks/cache.py).
         self.use_cache = True
+        #: pre-push: the remote pushed to and the local commits the push sends.
+        self.remote: str | None = None
+        self.pushed: list[str] = []
+
+    def use(self, config, active: dict[str, Active]) -> None:
+        """Judge with `config`'s paths and these rules (a range is judged by its base's)."""
+        self.config = config
+        self.active = {k: a for k, a in active.items() if a.severity != "off"}
+        self.result.rules = sorted(set(self.result.rules) | set(self.active))
+        self.records_rel = PurePosixPath(config.records).as_posix().strip("/")
+        self.specs_rel = PurePosixPath(config.specs).as_posix().strip("/")
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -222,7 +195,7 @@ class Checker:
         names another repository (an imported result, or a checkout stamped with --source) is
         reported once per repository as unverifiable (sha-foreign, a warning), not as an error.
         """
-        config = self.ledger.config
+        config = self.config
         where = config.sources.get(repo, config.source) if repo is not None else config.source
         source = Git((self.ledger.root / where).resolve())
         if not source.is_repo():
@@ -252,10 +225,12 @@ class Checker:
                         fix=f"add `sources: {{{repo!r}: PATH-OF-A-CLONE}}` to ledger.yaml; `ledger check` then verifies them",
                     )
                 by_sha = {sha: infos for sha, infos in by_sha.items() if sha not in missing}
-        reachable = source.reachable([c for c in resolved.values() if c])
-        self._report_shas(by_sha, resolved, reachable, repo, where)
+        full_shas = [c for c in resolved.values() if c]
+        reachable = source.reachable(full_shas)
+        lost = self.unkept(source, full_shas) if self.mode == "pre-push" else set()
+        self._report_shas(by_sha, resolved, reachable, repo, where, lost)
 
-    def _report_shas(self, by_sha, resolved, reachable, repo, where) -> None:
+    def _report_shas(self, by_sha, resolved, reachable, repo, where, lost) -> None:  # noqa: PLR0913
         for sha, infos_at in by_sha.items():
             full = resolved.get(sha)
             for info in infos_at:
@@ -274,6 +249,18 @@ class Checker:
                         + (f" of {repo} ({where})" if repo else ""),
                         field="source.sha",
                     )
+                elif full in lost:
+                    self.emit(
+                        "sha-resolves",
+                        info.path,
+                        f"source commit {sha} resolves here, but no branch or tag the remote has or "
+                        "this push sends contains it (a rebase or amend left it behind), so it will "
+                        "not resolve in a fresh clone",
+                        field="source.sha",
+                        fix=f"keep the commit reachable: `git push {self.remote or 'origin'} {full}:refs/tags/ledger-keep/{full[:12]}` "
+                        "(in the source repository when it is another one), then push again; or re-measure "
+                        "at a commit on a pushed branch and add the record afresh",
+                    )
                 elif full not in reachable:
                     self.emit(
                         "sha-abbreviated",
@@ -281,6 +268,33 @@ class Checker:
                         f"source commit {sha} is historical: no branch or tag contains it, so a fresh clone will not have it",
                         field="source.sha",
                     )
+
+    def unkept(self, source: Git, commits: list[str]) -> set[str]:
+        """Of `commits`, those that no tag, no branch of the remote and no commit this push
+        sends contains: a fresh clone of the remote will not have them. One `git rev-list`
+        that walks only the commits the remote lacks."""
+        if not commits:
+            return set()
+        same = source.common_dir == self.git.common_dir
+        if not same:
+            out = source.text("rev-list", *commits, "--not", "--remotes", "--tags", check=False)
+            return {c for c in commits if c in set(out.split())}
+        remote = self.remote
+        tracked = f"--remotes={remote}" if remote and "/" not in remote and ":" not in remote else "--remotes"
+        out = source.text("rev-list", *commits, "--not", tracked, *self.pushed, check=False)
+        lost = {c for c in commits if c in set(out.split())}
+        if lost and remote:
+            # Tags the remote has (a `refs/tags/ledger-keep/...` pushed earlier), asked only now.
+            tags = [
+                line.split()[0]
+                for line in source.text("ls-remote", "--tags", remote, check=False).splitlines()
+                if line.strip()
+            ]
+            tips = [t for t in tags if source.has_commit(t)]
+            if tips:
+                out = source.text("rev-list", *lost, "--not", *tips, check=False)
+                lost = {c for c in lost if c in set(out.split())}
+        return lost
 
     def check_unique(self, infos: list[Info], existing: dict[str, dict[str, list[str]]] | None = None) -> None:
         """Unique keys among `infos`, and against `existing` (kind -> key -> paths) when given.
@@ -496,6 +510,7 @@ class Checker:
         if "attachments" in self.active:
             for info in infos:
                 self.check_attachment(info, lambda rel: _read_fs(root, rel))
+        self.guidance_all(infos, root)
         issues = _live_issue_owners([(i.id, i.number, i.owner, _supersedes(i)) for i in infos if i.kind == "issue"])
         pages_text = {}
         spec_dir = self.ledger.specs_dir
@@ -508,6 +523,27 @@ class Checker:
         config = self.ledger.root / CONFIG_NAME
         if config.is_file():
             self.result.violations.extend(inspect_artifact(CONFIG_NAME, config.read_bytes(), rules, text_page=True))
+        self.check_history("HEAD")
+
+    def check_history(self, head: str) -> None:
+        """append-only over the records folder's whole history at `head` (--all, --base):
+        what a `git push --no-verify` deleted or re-sealed is caught by CI on a fresh clone."""
+        if "append-only" not in self.active:
+            return
+        git = self.git
+        if not git.is_repo() or not git.ok("rev-parse", "--verify", "--quiet", f"{head}^{{commit}}"):
+            return  # not committed yet: there is no history to verify
+        top = git.toplevel
+        prefix = self.ledger.root.resolve().relative_to(top.resolve()).as_posix()
+        prefix = "" if prefix == "." else prefix + "/"
+        for problem in walk_records_history(git, head, prefix + self.records_rel, cache=self.use_cache):
+            self.emit(
+                "append-only",
+                problem.path[len(prefix) :] if problem.path.startswith(prefix) else problem.path,
+                problem.message,
+                fix="Restore the file as it was first added (`git log --diff-filter=A -- FILE` finds the commit; "
+                "`git checkout COMMIT -- FILE`); a correction is a new record whose `supersedes` lists its id.",
+            )
 
     def inspect_remembering(self, root: Path, paths: list[str], rules: FileRules) -> tuple[list[Violation], list[Info]]:
         """`inspect_file` on every path, answering unmodified tracked files from the
@@ -542,35 +578,54 @@ class Checker:
                 infos.append(info)
         return all_violations, infos
 
+    def guidance_all(self, infos: list[Info], root: Path) -> None:
+        """Whole-ledger guidance: re-gates owed, rejected families, eligibility readings."""
+        superseded = guidance.superseded_of(infos)
+        if "rejected-family" in self.active:
+            decisions = [i for i in infos if i.kind == "decision"]
+            guidance.check_families(
+                infos, decisions, self.emit, self.active["rejected-family"].params["verdicts"], superseded
+            )
+        prefix = self.records_rel + "/"
+
+        def load(info: Info):
+            return guidance.load_model(root, info.path[len(prefix) :] if info.path.startswith(prefix) else info.path)
+
+        if "baseline-eligibility" in self.active:
+            envs = {i.id: load(i) for i in infos if i.kind == "environment" and i.id not in superseded}
+            guidance.check_eligibility(
+                infos,
+                {k: v for k, v in envs.items() if v is not None},
+                self.active["baseline-eligibility"].params,
+                self.emit,
+            )
+        if "regate-owed" in self.active and any(i.kind == "contract" for i in infos):
+            guidance.check_regates(infos, load, source_view(self.ledger), self.emit)
+
     # -- ranges ----------------------------------------------------------------------------
 
-    def run_range(self, base: str, head: str) -> None:
-        """Check what the commits from BASE to HEAD add: the records, the pages they change, the config."""
+    def run_range(self, base: str, head: str) -> None:  # noqa: C901, PLR0915
+        git = self.git
         self.result.ranges.append((base, head))
-        r = _Range.of(self, base, head)
-        added, pages_changed, linked = self._range_changes(r)
-        infos = self._range_records(r, added)
-        self._fetch(r, {ref for info in infos for _, ref in info.refs})
-        self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
-        if "unique-key" in self.active:
-            self._range_unique_keys(r, infos)
-        if "attachments" in self.active:
-            for info in infos:
-                self.check_attachment(info, r.read_attachment)
-        self._range_pages(r, pages_changed, linked)
-
-    def _range_changes(self, r: _Range) -> tuple[list[str], list[str], set[str]]:
-        """Records added, pages changed, and paths committed as links (never read); a record changed
-        or removed is `append-only`; the config is read; declared keyed tables (and pages that
-        declare them) are checked by `keyed-rows`."""
+        top = git.toplevel
+        prefix = self.ledger.root.resolve().relative_to(top.resolve()).as_posix()
+        prefix = "" if prefix == "." else prefix + "/"
+        # The push is judged by the base side's committed config, never by the one it brings
+        # (nor by an uncommitted edit of the working tree's).
+        policy = judge_config(
+            config_at(git, base, prefix + CONFIG_NAME), config_at(git, head, prefix + CONFIG_NAME), self.ledger.config
+        )
+        self.use(policy.config, policy.active)
+        rec_prefix = f"{prefix}{self.records_rel}/"
+        spec_prefix = f"{prefix}{self.specs_rel}/"
+        keyed = declared_files(self.active["keyed-rows"].params) if "keyed-rows" in self.active else []
+        keyed_paths = {prefix + d.path: d for d in keyed}
+        changes, modes = git.diff_with_modes(base, head, [rec_prefix, spec_prefix, prefix + CONFIG_NAME, *keyed_paths])
+        keyed_changes: list[tuple[str, str, str | int | None, bool]] = []  # (git path, status, key, is page)
         added: list[str] = []
         pages_changed: list[str] = []
-        config = r.prefix + CONFIG_NAME
-        keyed = declared_files(self.active["keyed-rows"].params) if "keyed-rows" in self.active else []
-        keyed_paths = {r.prefix + d.path: d for d in keyed}
-        keyed_changes: list[tuple[str, str, str | int | None, bool]] = []  # (git path, status, key, is page)
-        changes, modes = self.git.diff_with_modes(r.base, r.head, [r.rec_prefix, r.spec_prefix, config, *keyed_paths])
-        linked = self.tree_links(r.head, r.prefix, r.rec_prefix, r.spec_prefix, changes, modes)
+        rel = lambda p: p[len(prefix) :]  # noqa: E731  path relative to the ledger root
+        linked = self.tree_links(head, prefix, rec_prefix, spec_prefix, changes, modes)
         for status, path in changes:
             if path in linked:
                 continue
@@ -578,111 +633,140 @@ class Checker:
                 keyed_changes.append((path, status, keyed_paths[path].key, False))
                 continue
             if (
-                path.startswith(r.spec_prefix)
+                path.startswith(spec_prefix)
                 and path.endswith(".md")
                 and status in "MDT"
                 and "keyed-rows" in self.active
             ):
                 keyed_changes.append((path, status, None, True))
-            if path.startswith(r.rec_prefix):
+            if path.startswith(rec_prefix):
                 if status == "A":
                     added.append(path)
                 else:
-                    words = STATUS_WORDS.get(status, "changed")
-                    self.emit("append-only", r.rel(path), f"record file {words} against {r.base[:12]}")
-            elif path.startswith(r.spec_prefix) and path.endswith(".md") and status in "AMT":
+                    self.emit(
+                        "append-only",
+                        rel(path),
+                        f"record file {STATUS_WORDS.get(status, 'changed')} against {base[:12]}",
+                    )
+            elif path.startswith(spec_prefix) and path.endswith(".md") and status in "AMT":
                 pages_changed.append(path)
-            elif path == config and status in "AM":
-                raw = self.git.read_blobs([f"{r.head}:{path}"]).get(f"{r.head}:{path}") or b""
+            elif path == prefix + CONFIG_NAME and status in "AM":
+                raw = git.read_blobs([f"{head}:{path}"]).get(f"{head}:{path}") or b""
                 self.result.violations.extend(inspect_artifact(CONFIG_NAME, raw, self.file_rules(), text_page=True))
                 if status == "M":
-                    old = self.git.read_blobs([f"{r.base}:{path}"]).get(f"{r.base}:{path}") or b""
+                    old = git.read_blobs([f"{base}:{path}"]).get(f"{base}:{path}") or b""
                     self.check_mark_lowered(old, raw)
-        if keyed_changes and r.base != EMPTY_TREE:
-            self.check_keyed_rows(r.base, r.head, keyed_changes, r.rel)
-        return added, pages_changed, linked
-
-    def _range_records(self, r: _Range, added: list[str]) -> list[Info]:
-        """Inspect the added record files; an id the range repeats, or that the base has, is `unique-id`."""
-        blobs = self.git.read_blobs([f"{r.head}:{p}" for p in added])
-        batch = [(p[len(r.rec_prefix) :], blobs.get(f"{r.head}:{p}") or b"") for p in added]
+        if keyed_changes and base != EMPTY_TREE:
+            self.check_keyed_rows(base, head, keyed_changes, rel)
+        blobs = git.read_blobs([f"{head}:{p}" for p in added])
+        batch = [(p[len(rec_prefix) :], blobs.get(f"{head}:{p}") or b"") for p in added]
         violations, infos = inspect_batch(batch, self.file_rules())
         self.result.violations.extend(violations)
         self.result.records_checked += sum(1 for p in added if p.endswith(".json"))
+        if policy.loosenings and not any(accepts_config_change(i.kind, i.tags) for i in infos):
+            for change in policy.loosenings:
+                self.emit(
+                    "config-change",
+                    CONFIG_NAME,
+                    f"the push {change.message}; it is judged by the config of {base[:12]}",
+                    field=change.field or None,
+                )
+        if "record-time" in self.active and infos:
+            self.check_commit_times(base, head, rec_prefix, infos)
         new_ids: dict[str, Info] = {}
         for info in infos:
             if info.id in new_ids:
                 self.emit("unique-id", info.path, f"id {info.id} is also the id of {new_ids[info.id].path}", field="id")
             new_ids.setdefault(info.id, info)
         self.infos.update(new_ids)
+
+        def spec(commit: str, kind: str, rid: str) -> str:
+            return f"{commit}:{rec_prefix}{kind}/{shard_of(rid)}/{rid}.json"
+
         # Ids the push adds must not exist in the base tree under any kind.
-        if "unique-id" in self.active and r.base != EMPTY_TREE and new_ids:
-            olds = self.git.read_blobs([r.spec(r.base, k, rid) for rid in new_ids for k in KINDS])
+        if "unique-id" in self.active and base != EMPTY_TREE and new_ids:
+            olds = git.read_blobs([spec(base, k, rid) for rid in new_ids for k in KINDS])
             for rid, info in new_ids.items():
                 for k in KINDS:
-                    if olds.get(r.spec(r.base, k, rid)) is not None and f"{r.rec_prefix}{k}/" not in info.path:
+                    if olds.get(spec(base, k, rid)) is not None and f"{rec_prefix}{k}/" not in info.path:
                         self.emit("unique-id", info.path, f"id {rid} is already the id of a {k} record", field="id")
-        return infos
 
-    def _fetch(self, r: _Range, wanted: set[str]) -> None:
-        """Read the records `wanted` names from the head tree (not yet known): one batch, every kind's path."""
-        wanted = wanted - set(self.infos)
-        if not wanted:
-            return
-        found = self.git.read_blobs([r.spec(r.head, k, rid) for rid in wanted for k in KINDS])
-        quiet = FileRules()
-        for rid in wanted:
-            for k in KINDS:
-                raw = found.get(r.spec(r.head, k, rid))
-                if raw is not None:
-                    _, info = inspect_file(f"{k}/{shard_of(rid)}/{rid}.json", raw, quiet)
-                    if info is not None:
-                        self.infos[rid] = info
-                    break
+        # Referenced records: the push's own, else read from the head tree (12 paths per id, one batch).
+        def fetch(wanted: set[str]) -> None:
+            wanted = wanted - set(self.infos)
+            if not wanted:
+                return
+            found = git.read_blobs([spec(head, k, rid) for rid in wanted for k in KINDS])
+            quiet = FileRules()
+            for rid in wanted:
+                for k in KINDS:
+                    raw = found.get(spec(head, k, rid))
+                    if raw is not None:
+                        _, info = inspect_file(f"{k}/{shard_of(rid)}/{rid}.json", raw, quiet)
+                        if info is not None:
+                            self.infos[rid] = info
+                        break
 
-    def _range_unique_keys(self, r: _Range, infos: list[Info]) -> None:
-        self._base, self._prefix = r.base, r.prefix
-        existing: dict[str, dict[str, list[str]]] = {}
-        for kind in {i.kind for i in infos if i.keys}:
-            existing[kind] = (
-                key_index(self.git, r.base, f"{r.rec_prefix}{kind}", kind, KINDS[kind].UNIQUE_KEYS)
-                if r.base != EMPTY_TREE
-                else {}
-            )
-        self.check_unique(infos, existing)
+        fetch({ref for info in infos for _, ref in info.refs})
+        self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
 
-    def _range_pages(self, r: _Range, pages_changed: list[str], linked: set[str]) -> None:
-        """The changed pages are checked; the high-water mark counts all of them (links are never read)."""
-        all_pages = [p for p in self.git.ls_tree(r.head, r.spec_prefix) if p.endswith(".md") and p not in linked]
-        texts = self.git.read_blobs([f"{r.head}:{p}" for p in all_pages])
-        pages_text = {r.rel(p): (texts.get(f"{r.head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
-        owners = self._issue_owners(r, pages_text)
-        # Records that changed pages name beside their figures (for their spread).
-        self._fetch(
-            r, {i for p in pages_changed for f in pages_mod.quoted_figures(pages_text[r.rel(p)]) for i in f.ids}
-        )
-        self.page_checks(pages_text, [r.rel(p) for p in pages_changed], owners.get)
+        if "unique-key" in self.active:
+            self._base, self._prefix = base, prefix
+            existing: dict[str, dict[str, list[str]]] = {}
+            for kind in {i.kind for i in infos if i.keys}:
+                existing[kind] = (
+                    key_index(git, base, f"{rec_prefix}{kind}", kind, KINDS[kind].UNIQUE_KEYS)
+                    if base != EMPTY_TREE
+                    else {}
+                )
+            self.check_unique(infos, existing)
 
-    def _issue_owners(self, r: _Range, pages_text: dict[str, str]) -> dict[int, str | None]:
-        """Owner of each issue that an unowned Owed item of a page cites, from the head tree's issue records."""
+        if "rejected-family" in self.active and any(i.family for i in infos):
+            self.families_at(head, rec_prefix, infos, fetch)
+
+        if "attachments" in self.active:
+
+            def read_git(relpath: str):
+                full = f"{rec_prefix}{relpath}"
+                mode = git.text("ls-tree", head, "--", full, check=False).split(" ")[0]
+                if not mode:
+                    return "is missing", b""
+                if mode == "120000":
+                    return "is a symlink", b""
+                if mode != "100644" and mode != "100755":
+                    return "is not a regular file", b""
+                return None, git.read_blobs([f"{head}:{full}"])[f"{head}:{full}"] or b""
+
+            for info in infos:
+                self.check_attachment(info, read_git)
+
+        # Pages: the changed ones are checked; the high-water mark counts all of them.
+        all_pages = [p for p in git.ls_tree(head, spec_prefix) if p.endswith(".md") and p not in linked]
+        texts = git.read_blobs([f"{head}:{p}" for p in all_pages])
+        pages_text = {rel(p): (texts.get(f"{head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
         issue_numbers: set[int] = set()
+
         for text in pages_text.values():
             for _, _, owner, issues in owed_of_page(text, page_settings(text)[0]):
                 if not owner:
                     issue_numbers.update(issues)
-        if not issue_numbers:
-            return {}
-        index = key_index(self.git, r.head, f"{r.rec_prefix}issue", "issue", ("number",))
-        paths = [p for n in issue_numbers for p in index.get(f"number={n}", [])]
-        blobs = self.git.read_blobs([f"{r.head}:{r.rec_prefix}issue/{p}" for p in paths])
-        found = []
-        for p in paths:
-            blob = blobs.get(f"{r.head}:{r.rec_prefix}issue/{p}")
-            issue = json.loads(blob) if blob else {}
-            found.append(
-                (issue.get("id", ""), issue.get("number"), issue.get("owner"), set(issue.get("supersedes", [])))
-            )
-        return _live_issue_owners(found)
+        owners: dict[int, str | None] = {}
+        if issue_numbers:
+            index = key_index(git, head, f"{rec_prefix}issue", "issue", ("number",))
+            paths = [p for n in issue_numbers for p in index.get(f"number={n}", [])]
+            blobs = git.read_blobs([f"{head}:{rec_prefix}issue/{p}" for p in paths])
+
+            found = []
+            for p in paths:
+                blob = blobs.get(f"{head}:{rec_prefix}issue/{p}")
+                data = json.loads(blob) if blob else {}
+                found.append(
+                    (data.get("id", ""), data.get("number"), data.get("owner"), set(data.get("supersedes", [])))
+                )
+            owners = _live_issue_owners(found)
+        # Records that changed pages name beside their figures (for their spread).
+        fetch({i for p in pages_changed for f in pages_mod.quoted_figures(pages_text[rel(p)]) for i in f.ids})
+        self.page_checks(pages_text, [rel(p) for p in pages_changed], owners.get)
 
     def tree_links(self, head: str, prefix: str, rec_prefix: str, spec_prefix: str, changes, modes) -> set[str]:
         """Paths the push adds or changes as symlinks (git mode 120000) or submodules under the
@@ -707,15 +791,120 @@ class Checker:
                 self.emit("symlinks", path[len(prefix) :] or path, f"is committed as git mode {mode}, not a folder")
         return linked
 
+    def families_at(self, head: str, rec_prefix: str, infos: list[Info], fetch) -> None:
+        """`rejected-family` for what a push adds: the decisions of the families it names, read
+        through a cached index of decision families at `head` (cost flat in the ledger's size)."""
+
+        index = key_index(self.git, head, f"{rec_prefix}decision", "decision-family", ("family",))
+        wanted = {norm(i.family) for i in infos if i.family and i.kind != "decision"}
+        ids: set[str] = set()
+        for key, paths in index.items():
+            value = key.partition("=")[2]
+            try:
+                family = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(family, str) and norm(family) in wanted:
+                ids.update(PurePosixPath(p).stem for p in paths)
+        fetch(ids)
+        decisions = [self.infos[i] for i in ids if i in self.infos] + [i for i in infos if i.kind == "decision"]
+        guidance.check_families(
+            infos,
+            {d.id: d for d in decisions}.values(),
+            self.emit,
+            self.active["rejected-family"].params["verdicts"],
+            guidance.superseded_of(infos),
+        )
+
+    def check_commit_times(self, base: str, head: str, rec_prefix: str, infos: list[Info]) -> None:
+        """record-time: created_at against the committer date of the commit that adds the file."""
+        params = self.active["record-time"].params
+        future, max_age = float(params["future_seconds"]), float(params["max_age_days"]) * 86400.0
+        span = head if base == EMPTY_TREE else f"{base}..{head}"
+        out = self.git.run(
+            "log", "--format=%x01%ct", "--name-only", "-z", "--no-renames", "--diff-filter=A", span, "--", rec_prefix
+        )
+        when: dict[str, float] = {}
+        stamp = None
+        for part in out.decode("utf-8", "surrogateescape").split("\0"):
+            part = part.strip("\n")
+            if part.startswith("\x01"):
+                stamp = float(part[1:].split()[0])
+            elif part and stamp is not None:
+                when[part] = stamp  # newest first: the oldest commit that adds it wins
+        fallback = float(self.git.text("log", "-1", "--format=%ct", head))
+        top_prefix = rec_prefix[: len(rec_prefix) - len(self.records_rel) - 1]
+        for info in infos:
+            if info.created is None:
+                continue
+            committed = when.get(top_prefix + info.path, fallback)
+            if info.created > committed + future:
+                self.emit(
+                    "record-time",
+                    info.path,
+                    f"created_at {stamp_time(info.created)} is after the commit that adds it ({stamp_time(committed)})",
+                    field="created_at",
+                )
+            elif info.created < committed - max_age:
+                self.emit(
+                    "record-time",
+                    info.path,
+                    f"created_at {stamp_time(info.created)} is more than {max_age / 86400:g} days before the commit "
+                    f"that adds it ({stamp_time(committed)})",
+                    field="created_at",
+                )
+
     # -- pre-push --------------------------------------------------------------------------
 
-    def new_ref_base(self, local: str, remote: str | None) -> str:
-        """For a ref the remote does not have yet: the closest commit the remote already has."""
+    def remote_heads(self) -> dict[str, str]:
+        """refs/heads/NAME -> sha on the remote pushed to, and "HEAD" -> its default branch's
+        ref name when known: the local tracking refs, else one `git ls-remote` (asked only
+        for a new or deleted branch)."""
         git = self.git
-        pattern = f"refs/remotes/{remote}" if remote else "refs/remotes"
-        candidates = git.text("for-each-ref", "--format=%(objectname)", pattern, check=False).split()
+        remote = self.remote
+        heads: dict[str, str] = {}
+        if remote and "/" not in remote and ":" not in remote:
+            out = git.text("for-each-ref", "--format=%(refname) %(objectname)", f"refs/remotes/{remote}/", check=False)
+            for line in out.splitlines():
+                ref, _, sha = line.partition(" ")
+                name = ref[len(f"refs/remotes/{remote}/") :]
+                if name != "HEAD":
+                    heads[f"refs/heads/{name}"] = sha
+            default = git.text("symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD", check=False)
+            if default:
+                heads["HEAD"] = "refs/heads/" + default[len(f"refs/remotes/{remote}/") :]
+        if remote and (not heads or "HEAD" not in heads):
+            out = git.text("ls-remote", "--symref", remote, "HEAD", "refs/heads/*", check=False)
+            for line in out.splitlines():
+                left, _, name = line.partition("\t")
+                if left.startswith("ref: ") and name == "HEAD":
+                    heads["HEAD"] = left[5:]
+                elif name.startswith("refs/heads/"):
+                    heads.setdefault(name, left)
+        if "HEAD" not in heads:
+            for name in ("refs/heads/main", "refs/heads/master"):
+                if name in heads:
+                    heads["HEAD"] = name
+                    break
+        return heads
+
+    def new_ref_base(self, local: str) -> str:
+        """For a ref the remote does not have yet: the merge base with the remote's default
+        branch when they share history, else the closest commit any remote branch has
+        (a new branch is judged against what the remote already holds, never against
+        nothing while the remote has something)."""
+        git = self.git
+        heads = self.remote_heads()
+        tips = [sha for name, sha in heads.items() if name != "HEAD" and git.has_commit(sha)]
+        if not self.remote:
+            tips += git.text("for-each-ref", "--format=%(objectname)", "refs/remotes", check=False).split()
+        default = heads.get(heads.get("HEAD", ""), "")
+        if default and git.has_commit(default):
+            mb = git.text("merge-base", local, default, check=False)
+            if mb:
+                return mb
         best, best_count = EMPTY_TREE, None
-        for sha in dict.fromkeys(candidates):
+        for sha in dict.fromkeys(tips):
             mb = git.text("merge-base", local, sha, check=False)
             if not mb:
                 continue
@@ -723,6 +912,61 @@ class Checker:
             if best_count is None or count < best_count:
                 best, best_count = mb, count
         return best
+
+    def check_ignored(self) -> None:
+        """records-ignored: a .gitignore line must not hide records from git (pre-push)."""
+        if "records-ignored" not in self.active or not self.pushed:
+            return
+
+        git = self.git
+        top = git.toplevel
+        changed_ignores = any(git.diff(base, head, [":(glob)**/.gitignore"]) for base, head in self.result.ranges)
+        folder = self.prefix + self.records_rel
+        for source, line, message in ignore_problems(Git(top), folder, sorted(KINDS), walk=changed_ignores):
+            self.emit("records-ignored", source, message, line=line)
+
+    @property
+    def prefix(self) -> str:
+        """The ledger's folder inside the git work tree ("" or "sub/")."""
+        rel = self.ledger.root.resolve().relative_to(self.git.toplevel.resolve()).as_posix()
+        return "" if rel == "." else rel + "/"
+
+    def check_deletion(self, remote_ref: str, remote_sha: str) -> None:
+        """A push that deletes a remote branch drops the records only it holds: refused when
+        the branch is the remote's default one and holds records, or holds records the
+        default branch lacks."""
+        if "append-only" not in self.active:
+            return
+        git = self.git
+        if not git.has_commit(remote_sha):
+            self.emit(
+                "append-only",
+                remote_ref,
+                f"the push deletes {remote_ref} at {remote_sha[:12]}, which is not here, so what it drops cannot be checked",
+                fix="`git fetch` first; to drop a branch that holds records, ask whoever protects the remote",
+            )
+            return
+        prefix = self.prefix
+        policy = judge_config(config_at(git, remote_sha, prefix + CONFIG_NAME), None, self.ledger.config)
+        folder = prefix + PurePosixPath(policy.config.records).as_posix().strip("/")
+        heads = self.remote_heads()
+        default_ref = heads.get("HEAD")
+        default = heads.get(default_ref or "")
+        if default_ref == remote_ref or not default or not git.has_commit(default):
+            dropped = [p for p in git.ls_tree(remote_sha, folder + "/") if not p.endswith("/.gitignore")]
+            against = "the remote's default branch" if default_ref == remote_ref else "no default branch known"
+        else:
+            dropped = [p for st, p in git.diff(default, remote_sha, [folder + "/"]) if st in "AMT"]
+            against = f"the default branch {default_ref}"
+        if dropped:
+            self.emit(
+                "append-only",
+                remote_ref,
+                f"the push deletes {remote_ref}, dropping {len(dropped)} record file(s) that {against} does not hold "
+                f"(first: {dropped[0]})",
+                fix="Do not delete a branch that holds records; merge it into the default branch first. "
+                "The remote should refuse deletions too (receive.denyDeletes, or a branch ruleset).",
+            )
 
 
 def _shown(raw: str) -> str:
@@ -895,12 +1139,16 @@ def run_check(
                 ) from None
             merge_base = git.text("merge-base", ref, head, check=False) or ref
             checker.run_range(merge_base, head)
+            checker.check_history(head)
         elif mode == "pre-push":
-            for _local_ref, local_sha, remote_ref, remote_sha in parse_pre_push(pre_push_input or ""):
-                if local_sha == ZERO:
-                    continue  # deleting a remote branch adds nothing
-                if remote_sha == ZERO:
-                    checker.run_range(checker.new_ref_base(local_sha, remote), local_sha)
+            checker.remote = remote
+            lines = parse_pre_push(pre_push_input or "")
+            checker.pushed = [local_sha for _, local_sha, _, _ in lines if not is_zero(local_sha)]
+            for _local_ref, local_sha, remote_ref, remote_sha in lines:
+                if is_zero(local_sha):
+                    checker.check_deletion(remote_ref, remote_sha)
+                elif is_zero(remote_sha):
+                    checker.run_range(checker.new_ref_base(local_sha), local_sha)
                 elif not checker.git.has_commit(remote_sha):
                     checker.emit(
                         "append-only",
@@ -910,6 +1158,29 @@ def run_check(
                     )
                 else:
                     checker.run_range(remote_sha, local_sha)
+            checker.check_ignored()
+        elif mode == "pushed":
+            # CI after a push: HEAD replaced `base` (github.event.before); zeros: a new branch.
+            git = checker.git
+            checker.remote = remote
+            head = git.rev("HEAD")
+            if not base or is_zero(base):
+                checker.run_range(checker.new_ref_base(head), head)
+            elif not git.has_commit(base):
+                raise InputError(
+                    f"no commit {base!r}",
+                    [
+                        Problem(
+                            "<command line>",
+                            "--pushed",
+                            f"{base!r} is not a commit in this clone",
+                            "fetch the whole history (actions/checkout `fetch-depth: 0`)",
+                        )
+                    ],
+                )
+            else:
+                checker.run_range(git.rev(base), head)
+            checker.check_history(head)
         else:
             raise InputError(
                 f"unknown mode {mode!r}",

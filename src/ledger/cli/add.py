@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 from pydantic import ValidationError
 
 from ..errors import InputError, Problem
+from ..git import Git
 from ..importers.logs import read_log
 from ..schema.envelope import Source
 from ..store.add import Stamping, add
 from ..store.inputs import read_items
 from ..store.limits import Limits
 from ..store.stamps import AllocationOverrides
-from .output import FORMAT_OPTION, open_ledger, print_json
+from .output import FORMAT_OPTION, open_ledger, print_json, print_warnings
 
 
 def stamping_options(func):
@@ -88,7 +90,7 @@ def command(
 
     Bad input exits 2 and writes nothing; every problem is printed with its place.
     """
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, admit=True)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if from_log is not None:
         if kind != "measurement" or file != "-":
@@ -103,6 +105,8 @@ def command(
         for warning in dict.fromkeys(item.warnings):
             click.echo(f"warning: {item.file}: {warning}", err=True)
     records = add(ledger, kind, items, stamping)
+    print_warnings(ledger)
+    _warn_ignored(ledger, records)
     if fmt == "json":
         print_json(
             [
@@ -114,3 +118,18 @@ def command(
         for r in records:
             click.echo(r.id)
     return 0
+
+
+def _warn_ignored(ledger, records) -> None:
+    """Records that a .gitignore line hides are written but would never be committed: say so."""
+
+    paths = [os.path.relpath(ledger.path_for(r.kind, r.id), ledger.root) for r in records]
+    hidden = Git(ledger.root).ignored(paths)
+    if hidden:
+        path, why = hidden[0]
+        click.echo(
+            f"warning: {len(hidden)} of the {len(paths)} record file(s) written are ignored by git "
+            f"({why}; first: {path}), so they will not be committed. Remove that .gitignore line; "
+            "`git check-ignore -v FILE` shows the rule. `ledger check --pre-push` refuses the push (records-ignored).",
+            err=True,
+        )

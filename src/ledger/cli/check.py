@@ -24,6 +24,14 @@ from .output import open_ledger
     "--pre-push", "pre_push", is_flag=True, help="Read git's pre-push input on stdin and check what the push adds."
 )
 @click.option(
+    "--pushed",
+    "pushed",
+    metavar="BEFORE",
+    default=None,
+    help="CI after a push: check HEAD as a push that moved a branch from BEFORE (e.g. github.event.before; "
+    "all zeros for a new branch), force-pushes included, and the records folder's whole history.",
+)
+@click.option(
     "--remote",
     default=None,
     metavar="NAME",
@@ -46,20 +54,29 @@ from .output import open_ledger
 )
 @click.pass_context
 def command(
-    ctx: click.Context, mode: str, base: str | None, pre_push: bool, remote: str | None, fmt: str, no_cache: bool
+    ctx: click.Context,
+    mode: str,
+    base: str | None,
+    pre_push: bool,
+    pushed: str | None,
+    remote: str | None,
+    fmt: str,
+    no_cache: bool,
 ) -> int:
     """Check the ledger against its rules (`ledger rules` lists them).
 
     Exit codes: 0 clean (warnings allowed), 1 violations, 2 usage or internal error.
     """
 
-    if base and pre_push:
-        raise click.UsageError("give one of --base REF and --pre-push")
+    if sum(1 for given in (base, pre_push, pushed) if given) > 1:
+        raise click.UsageError("give one of --base REF, --pushed BEFORE and --pre-push")
     ledger = open_ledger(ctx)
-    if pre_push:
+    if pushed:
+        result = run_check(ledger, mode="pushed", base=pushed, remote=remote, use_cache=not no_cache)
+    elif pre_push:
         result = run_check(ledger, mode="pre-push", pre_push_input=sys.stdin.read(), remote=remote)
     elif base:
-        result = run_check(ledger, mode="base", base=base)
+        result = run_check(ledger, mode="base", base=base, use_cache=not no_cache)
     else:
         result = run_check(ledger, mode="all", use_cache=not no_cache)
     out = RENDERERS[fmt](result)

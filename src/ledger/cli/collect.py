@@ -37,7 +37,7 @@ def _emit(
             click.echo(f"wrote {len(bodies)} {kind} record(s) to {path}; add them with `ledger add {kind} {path}`")
         return
 
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, admit=True)
     records = add(
         ledger,
         kind,

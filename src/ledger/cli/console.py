@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .output import WRAP_AT, console_width, fit_columns
+from .output import WRAP_AT, column_need, console_width, fit_columns
 
 
 def console(stderr: bool = False):
@@ -42,6 +42,8 @@ def print_fitted(out, title: str | None, columns, rows: list[dict], *, render=st
             col.title,
             no_wrap=not wraps,
             overflow="fold",
+            # A heading or a figure is never folded; only text wraps to make room.
+            min_width=len(col.title) if wraps else column_need(col, rows, render),
             justify="right" if col.role == "figure" else "left",
             max_width=None if not wraps else max(WRAP_AT, len(col.title), out.width // 2),
         )

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from ..importers.base import ImportOptions, import_files
 from .console import console
-from .output import FORMAT_OPTION, open_ledger, print_json
+from .output import FORMAT_OPTION, open_ledger, print_json, print_warnings
 
 _FORMATS = ["mlperf", "pytest-benchmark", "pyperf", "hyperfine", "asv", "junit", "ctest"]
 
@@ -100,7 +100,7 @@ def command(
     the line or key where it went wrong; nothing is written.
     """
 
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, admit=True)
     options = ImportOptions(
         contract=contract,
         source_sha=source_sha,
@@ -128,6 +128,7 @@ def command(
             }
         )
     foreign = _foreign_lines(ledger, result.foreign)
+    print_warnings(ledger)
     if fmt == "json":
         print_json(
             {

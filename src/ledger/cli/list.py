@@ -15,7 +15,7 @@ from .output import FORMAT_OPTION, open_ledger, print_json
 COLUMNS = [
     Column("id", "id", 1, "id"),
     Column("kind", "kind", 1),
-    Column("key", "key", 2, "figure"),
+    Column("key", "key", 3, "figure"),
     Column("summary", "summary", 1),
     Column("value", "value", 2, "figure"),
     Column("when", "when", 3, "date"),

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ..checks.admission import admit as install_admission
 from ..errors import LedgerError
 from ..store import Ledger
 
@@ -26,9 +27,21 @@ def print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
 
 
-def open_ledger(ctx: click.Context):
+def open_ledger(ctx: click.Context, *, admit: bool = False):
+    """The ledger the command works on. `admit`: every write runs the rules `ledger check`
+    would refuse first (ledger.checks.admission), for commands that write records."""
+    ledger = Ledger.open((ctx.obj or {}).get("ledger_dir"))
+    if admit:
+        install_admission(ledger)
+    return ledger
 
-    return Ledger.open((ctx.obj or {}).get("ledger_dir"))
+
+def print_warnings(ledger) -> None:
+    """Warnings the write-time check found (the records were written)."""
+    admission = getattr(ledger, "admission", None)
+    for v in getattr(admission, "warnings", []):
+        where = ", ".join(p for p in (f"line {v.line}" if v.line else "", f"field {v.field}" if v.field else "") if p)
+        click.echo(f"warning: {v.file}{':' + where if where else ''}: {v.rule}: {v.message} ({v.fix})", err=True)
 
 
 FORMAT_OPTION = click.option(
@@ -49,6 +62,13 @@ def stdout_is_tty() -> bool:
 WRAP_AT = 28
 
 
+def column_need(col, rows: list[dict], render=str) -> int:
+    """The width a column asks for: whole for ids, figures and dates; text up to WRAP_AT."""
+    cells = [len(render(row.get(col.key))) for row in rows] or [0]
+    natural = max(len(col.title), *cells)
+    return natural if col.role in ("id", "figure", "date") else min(natural, max(WRAP_AT, len(col.title)))
+
+
 def fit_columns(columns, rows: list[dict], width: int, *, render=str) -> list:
     """The columns to show at `width`: least important (highest `importance`, then rightmost)
     dropped first until the table fits, never the first-importance ones.
@@ -58,13 +78,12 @@ def fit_columns(columns, rows: list[dict], width: int, *, render=str) -> list:
     """
 
     def need(col) -> int:
-        cells = [len(render(row.get(col.key))) for row in rows] or [0]
-        natural = max(len(col.title), *cells)
-        return natural if col.role in ("id", "figure", "date") else min(natural, max(WRAP_AT, len(col.title)))
+        return column_need(col, rows, render)
 
     kept = list(columns)
     while True:
-        total = sum(need(c) for c in kept) + 2 * (len(kept) - 1)
+        # Columns are three characters apart: padding on either side and rich's divider.
+        total = sum(need(c) for c in kept) + 3 * (len(kept) - 1)
         droppable = [c for c in kept if c.importance > 1]
         if total <= width or not droppable:
             return kept

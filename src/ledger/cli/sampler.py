@@ -80,7 +80,7 @@ def run(
 
         ledger sampler run --name python3 --interval 1 -- ./render.sh
     """
-    ledger = None if dry_run else open_ledger(ctx)
+    ledger = None if dry_run else open_ledger(ctx, admit=True)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if not cmd and not pids and not names:
         raise click.UsageError("give a command after --, or --pid / --name to watch")

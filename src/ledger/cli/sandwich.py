@@ -78,7 +78,7 @@ def command(
         ledger sandwich --a 'python bench.py' --candidate 'FLAG=1 python bench.py' --rounds 3
     """
 
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, admit=True)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if record_ids:
         if a_cmd or candidate_cmd or b_cmd:

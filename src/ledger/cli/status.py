@@ -5,8 +5,11 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
+from ..analysis.guidance import build_guidance
 from ..analysis.keyed import issue_owner, owner_of
+from ..analysis.regate import source_view
 from ..analysis.status import OwedEntry, build_status, unique_prefixes, verdict_phrase
+from ..checks.registry import eligibility_thresholds
 from ..errors import InputError, Problem
 from ..pages import read_spec_owed
 from .console import console, print_fitted
@@ -34,7 +37,8 @@ def command(ctx: click.Context, contract: str | None, fmt: str) -> int:
     owed_items, unreadable = read_spec_owed(ledger.specs_dir)
     lookup = issue_owner(records)
     owed = [OwedEntry(o.text, owner_of(o.owner, o.issues, lookup), list(o.issues), o.spec) for o in owed_items]
-    status = build_status(records, name, asked=asked, owed=owed)
+    guidance = build_guidance(records, source_view(ledger), eligibility_thresholds(ledger.config.rules))
+    status = build_status(records, name, asked=asked, owed=owed, guidance=guidance)
     if name and status.contract is None:
         where = "--contract" if asked else "ledger.yaml contract:"
         known = sorted({r.name for r in records if r.kind == "contract"})
@@ -77,7 +81,13 @@ def render(status, out, prefixes: dict[str, str], unreadable: list[str]) -> None
         rows = section.rows
         if section.key == "stopping_point":
             rows = [
-                {**r, "status": r["status"] + (f" ({'; '.join(r['reasons'])})" if r["reasons"] else "")} for r in rows
+                {
+                    **r,
+                    "status": r["status"]
+                    + (f" ({'; '.join(r['reasons'])})" if r["reasons"] else "")
+                    + ("; RE-GATE OWED" if r.get("regate") == "re-gate owed" else ""),
+                }
+                for r in rows
             ]
         if section.key == "decisions":
             rows = [{**r, "verdict": verdict_phrase(r["verdict"], r["qualifier"])} for r in rows]

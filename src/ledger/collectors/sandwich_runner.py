@@ -395,10 +395,23 @@ def _arm_measurement(
     }
     if contract_id:
         data["contract"] = contract_id
-    if len(mfus) == len(mine) and mfus:
-        data["mfu_percent"] = statistics.median(mfus)
     first = mine[0].data or {}
-    for key in ("world_size", "local_batch", "grad_accum", "global_batch", "warmup_steps", "peak_convention"):
+    if len(mfus) == len(mine) and mfus:
+        # An MFU figure is reportable only beside the FLOP audit of its numerator (rule
+        # mfu-audit): without one the harness's figure is kept, marked, in `extra`.
+        if first.get("flop_audit"):
+            data["mfu_percent"] = statistics.median(mfus)
+        else:
+            data["extra"]["mfu_percent_unaudited"] = statistics.median(mfus)
+    for key in (
+        "world_size",
+        "local_batch",
+        "grad_accum",
+        "global_batch",
+        "warmup_steps",
+        "peak_convention",
+        "flop_audit",
+    ):
         if first.get(key) is not None:
             data[key] = first[key]
     for key in ("peak_allocated_bytes", "peak_reserved_bytes"):

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..analysis.sandwich import compute as compute_sandwich
 from ..analysis.sandwich import floor_from_config
+from ..checks.admission import admit
 from ..config import set_config_value
 from ..errors import InputError, Problem
 from ..git import Git
@@ -114,6 +115,8 @@ def build_demo(target: Path, campaign: str = "ltx2") -> DemoResult:
     # The campaign's own contract is the current one (for ltx2, not the newer BF16 diagnostic one).
     set_config_value(target, "contract", chosen.contract)
     ledger = Ledger.open(target)
+    # Every record goes through the rules `ledger check` applies, as `ledger add` does.
+    admit(ledger)
     spec_dir = ledger.specs_dir
     spec_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(str(resources.files("ledger.demo").joinpath("data", chosen.spec)), spec_dir / chosen.spec)

@@ -8,13 +8,31 @@ samples are given, and refused when they contradict them.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from .envelope import Envelope, Finite, Model, NonNegative, RecordId, Slug
 
 Outcome = Literal["ok", "oom", "failed"]
+
+
+def _recipe_path(value: str) -> str:
+    if value.startswith(("/", ":", "!")) or ".." in value.split("/") or "\\" in value:
+        raise ValueError(
+            f"{value!r} must be a relative path or glob inside the measured repository "
+            "(no leading / : or !, no .. and no backslash)"
+        )
+    return value
+
+
+#: A path or glob inside the measured repository (git's glob pathspec: `*` stays within a
+#: folder, `**` crosses folders, a folder names everything under it).
+RecipePath = Annotated[
+    str, StringConstraints(min_length=1, max_length=300, pattern=r"^[^\x00\n\r]+$"), AfterValidator(_recipe_path)
+]
+#: The decision family a measurement, sandwich or hypothesis belongs to (a decision's `family`).
+FamilyRef = Annotated[str, StringConstraints(min_length=1, max_length=500)]
 Health = Literal["healthy", "degraded", "unknown"]
 
 
@@ -35,6 +53,13 @@ class SweptParameter(Model):
         "is then speedup / (value / base). `none`: no efficiency is computed.",
     )
     values: list[ParameterValue] = Field(default_factory=list, description="The values planned, in order.")
+
+
+FAMILY_DOC = (
+    "The decision family this belongs to (a decision's `family`, e.g. `max-autotune`). A new record in a "
+    "family whose latest decision is rejected is flagged unless it states a `mechanism` that decision did not try."
+)
+MECHANISM_DOC = "The mechanism this tries: what makes it different from what was tried before."
 
 
 class Contract(Envelope):
@@ -77,6 +102,13 @@ class Contract(Envelope):
         if len(names) != len(set(names)):
             raise ValueError(f"sweep names a parameter twice: {names}")
         return self
+
+    recipe_paths: list[RecipePath] = Field(
+        default_factory=list,
+        description="Files or globs in the measured repository that define the recipe (`src/model/**`, "
+        "`runners/run_current.sh`). When the measured source moves and the change touches them, the "
+        "stopping point is re-gate owed; without any, every change of the measured source counts.",
+    )
 
 
 class GpuState(Model):
@@ -280,6 +312,8 @@ class Measurement(Envelope):
     peak_flops: NamedPeak | None = Field(
         None, description="The named peak FLOP-based utilisation is taken against (CPU or GPU)."
     )
+    family: FamilyRef | None = Field(None, description=FAMILY_DOC)
+    mechanism: str | None = Field(None, description=MECHANISM_DOC)
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -409,6 +443,23 @@ class Sandwich(Envelope):
     floor_percent: NonNegative = Field(..., description="The smallest |delta| that counts, percent.")
     verdict: SandwichVerdict
     extra_deltas: dict[str, Finite] = Field(default_factory=dict, description="e.g. `mfu_points`.")
+    regate: bool = Field(
+        False,
+        description="True when the candidate is the measured source moved to a newer commit (this record's "
+        "`source`) and the controls are the contract's recipe: a neutral re-gate carries the stopping point "
+        "forward to that commit.",
+    )
+    family: FamilyRef | None = Field(None, description=FAMILY_DOC)
+    mechanism: str | None = Field(None, description=MECHANISM_DOC)
+
+
+class AllocationClass(Model):
+    """A class of allocation: its topology, and whether it must be healthy."""
+
+    topology: str = Field(..., min_length=1, description="e.g. `8x GB200`, as allocations' `topology`.")
+    health: Literal["healthy", "any"] = Field(
+        "healthy", description="healthy: its environment and health records make it baseline-eligible."
+    )
 
 
 DecisionVerdict = Literal["accepted", "rejected", "timing-neutral", "research", "planned", "blocked"]
@@ -426,8 +477,18 @@ class Decision(Envelope):
     verdict: DecisionVerdict
     qualifier: str | None = Field(None, description="e.g. `largest practical wins`, `topology sensitive`.")
     mechanism: str | None = None
+    tried: list[str] = Field(
+        default_factory=list,
+        description="Mechanisms this decision tried, beside `mechanism` (a rejected family is not "
+        "repeated without a mechanism outside these).",
+    )
     where_to_continue: str | None = None
     evidence: list[RecordId] = Field(default_factory=list)
+    pending_on: AllocationClass | None = Field(
+        None,
+        description="The class of allocation the decision still waits for (e.g. a healthy-class `8x GB200`): "
+        "shown as pending until a measurement or sandwich of the family exists on that class.",
+    )
 
 
 class Hypothesis(Envelope):
@@ -443,6 +504,8 @@ class Hypothesis(Envelope):
     evidence: list[RecordId] = Field(default_factory=list)
     settled_by: str | None = Field(None, description="The probe or trace that would settle it.")
     owner: str | None = None
+    family: FamilyRef | None = Field(None, description=FAMILY_DOC)
+    mechanism: str | None = Field(None, description=MECHANISM_DOC)
 
 
 class Gate(Envelope):

@@ -8,10 +8,16 @@ user's own pages.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import fcntl
+import hashlib
 import logging
 import multiprocessing
 import os
 import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -19,6 +25,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from ..analysis.guidance import build_guidance
+from ..analysis.regate import source_view
+from ..checks.registry import eligibility_thresholds
 from ..errors import InputError, LedgerError, Problem
 from . import (
     charts,
@@ -114,10 +123,13 @@ def load_data(ledger, progress: Progress = _noop) -> SiteData:
     records.sort(key=lambda r: (r.when, r.id))
     specs = read_specs(ledger.specs_dir, ledger.root)
     title = ledger.config.site.title
+    guidance = build_guidance(records, source_view(ledger), eligibility_thresholds(ledger.config.rules))
     data = SiteData.build(title, records, specs, ledger.config.contract)
+    data.guidance = guidance
     extra = home.cited_ids(data)
     if extra - data.cited:
         data = SiteData.build(title, records, specs, ledger.config.contract, extra_cited=extra)
+    data.guidance = guidance
     data.commit_order = commit_order(
         (ledger.root / ledger.config.source).resolve(),
         (m.source.sha for m in data.by_kind.get("measurement", []) if m.source),
@@ -246,15 +258,25 @@ def build_site(
     With `strict`, a MkDocs warning, a page-rule violation or a broken link raises
     SiteCheckFailed (exit 1); without it they come back in `SiteResult.warnings`.
     """
-
     progress = progress or _noop
-    started = begun = time.perf_counter()
+    started = time.perf_counter()
     mkdocs_yml = ledger.root / ledger.config.site.mkdocs_yml
     if not mkdocs_yml.is_file():
         raise InputError(
             "no mkdocs.yml",
             [Problem(str(mkdocs_yml), "site.mkdocs_yml", "does not exist", "run `ledger init` to write one")],
         )
+    target = Path(out).resolve() if out else mkdocs_run.site_dir(mkdocs_yml)
+    # One build at a time writes the generated Markdown; the HTML is built into a fresh
+    # folder beside the target and swapped into place, so a second build (or a reader of
+    # the site) never sees a half-written folder.
+    with _BuildLock(_lock_path((ledger.root / ledger.config.site.docs_dir).resolve())):
+        return _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started)
+
+
+def _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started) -> SiteResult:  # noqa: PLR0913
+
+    begun = started
     mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml)
     prefix = _docs_prefix(ledger, (ledger.root / ledger.config.site.docs_dir).resolve(), mkdocs_docs)
     if mkdocs:
@@ -281,18 +303,7 @@ def build_site(
         result.warnings.extend(rule_problems)
     try:
         if mkdocs:
-            progress("mkdocs build", 0, None)
-            started = time.perf_counter()
-            site_dir, mk_warnings = mkdocs_run.build(
-                mkdocs_yml, out=Path(out).resolve() if out else None, strict=strict
-            )
-            result.mkdocs_s = time.perf_counter() - started
-            result.site_dir = site_dir
-            result.warnings.extend(mk_warnings)
-            progress("checking links", 0, None)
-            started = time.perf_counter()
-            result.warnings.extend(linkcheck.check(site_dir))
-            result.linkcheck_s = time.perf_counter() - started
+            _mkdocs_into(mkdocs_yml, target, strict, result, progress)
         if pool is not None:
             progress("page rules", 0, None)
             started = time.perf_counter()
@@ -306,6 +317,96 @@ def build_site(
     if strict and result.warnings:
         raise SiteCheckFailed(f"the site has {len(result.warnings)} problem(s) under --strict", result.warnings)
     return result
+
+
+def _mkdocs_into(mkdocs_yml: Path, target: Path, strict: bool, result: SiteResult, progress: Progress) -> None:
+    """MkDocs into a fresh folder beside `target`, links checked there, then swapped into place."""
+
+    progress("mkdocs build", 0, None)
+    started = time.perf_counter()
+    staging = target.parent / f".{target.name}.building-{os.getpid()}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        built, mk_warnings = mkdocs_run.build(mkdocs_yml, out=staging, strict=strict)
+        result.mkdocs_s = time.perf_counter() - started
+        result.warnings.extend(mk_warnings)
+        progress("checking links", 0, None)
+        started = time.perf_counter()
+        result.warnings.extend(linkcheck.check(built))
+        result.linkcheck_s = time.perf_counter() - started
+        swap_into_place(built, target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    result.site_dir = target
+
+
+def _lock_path(docs: Path) -> Path:
+    """The lock of one generated-docs folder, in the system's temporary folder (never in the
+    repository, and never inside the folder a build rewrites)."""
+
+    return Path(tempfile.gettempdir()) / f"ledger-site-{hashlib.sha256(str(docs).encode()).hexdigest()[:16]}.lock"
+
+
+class _BuildLock:
+    """An exclusive lock on a file (flock), held for one site build."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd: int | None = None
+
+    def __enter__(self):
+
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError:
+            return self  # another user's lock file: build unlocked; the swap still keeps the site whole
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the lock
+            self.fd = None
+
+
+def swap_into_place(built: Path, target: Path) -> None:
+    """Put the finished folder `built` at `target`: one atomic exchange of the two names when
+    the target exists (renameat2 RENAME_EXCHANGE), else a rename; the old folder is removed after."""
+    if not target.exists() and not target.is_symlink():
+        try:
+            os.rename(built, target)
+            return
+        except OSError:
+            pass  # created meanwhile: exchange below
+    if target.is_symlink() or not target.is_dir():
+        raise InputError(
+            "the site folder is not a folder",
+            [Problem(str(target), "site_dir", "is a file or a symlink", "remove it, or build into another folder")],
+        )
+    if _exchange(built, target):
+        shutil.rmtree(built, ignore_errors=True)  # `built` now holds the old site
+        return
+    old = target.parent / f".{target.name}.old-{os.getpid()}"
+    os.rename(target, old)
+    os.rename(built, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def clean(folder: Path) -> None:

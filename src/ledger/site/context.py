@@ -10,13 +10,13 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from markupsafe import Markup
 
 from ..analysis.figures import measurement_uncertainty, quote_of
-from ..analysis.stopping_point import current_contract
+from ..analysis.stopping_point import current_contract, trusted_time
 from ..schema.envelope import Envelope
 from ..store.ids import is_id
 from .escape import clip, md_inline
@@ -63,6 +63,8 @@ class SiteData:
     listing_pages: dict[str, dict[str, list[Envelope]]] = field(default_factory=dict)  # kind -> page -> records
     #: recorded commit SHA -> (position in the measured source's order, commit date); see site.history.
     commit_order: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: Re-gates, eligibility, pending decisions, rejected families (ledger.analysis.guidance).
+    guidance: Any = None
 
     @classmethod
     def build(
@@ -164,7 +166,8 @@ class SiteData:
         return current_contract(self.records, self.contract_name)
 
     def newest(self, limit: int) -> list[Envelope]:
-        return sorted(self.records, key=lambda r: (r.created_at, r.id), reverse=True)[:limit]
+        now = datetime.now(UTC)  # a record dated in the future (forged) is never the newest
+        return sorted(self.records, key=lambda r: (trusted_time(r, now, written=True), r.id), reverse=True)[:limit]
 
     def latest_time(self) -> datetime | None:
         return max((r.created_at for r in self.records), default=None)

@@ -18,6 +18,12 @@ def render(data: SiteData, env) -> Iterator[Page]:
         group = sorted((d for d in decisions if d.verdict == verdict), key=lambda d: (d.family.lower(), d.when, d.id))
         if group:
             groups.append((verdict, group))
+    guidance = data.guidance
+    pending = {p.decision.id: p for p in guidance.pending} if guidance is not None else {}
+    rejected = guidance.rejected if guidance is not None else []
     yield Page(
-        PAGE, env.get_template("decisions.md.j2").render(data=data, page=PAGE, decisions=decisions, groups=groups)
+        PAGE,
+        env.get_template("decisions.md.j2").render(
+            data=data, page=PAGE, decisions=decisions, groups=groups, pending=pending, rejected=rejected
+        ),
     )

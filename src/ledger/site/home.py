@@ -41,7 +41,9 @@ def owed_entries(data: SiteData) -> list[OwedEntry]:
 
 
 def status_of(data: SiteData, contract: str | None = None, asked: bool = False) -> Status:
-    return build_status(data.records, contract or data.contract_name, asked=asked, owed=owed_entries(data))
+    return build_status(
+        data.records, contract or data.contract_name, asked=asked, owed=owed_entries(data), guidance=data.guidance
+    )
 
 
 @dataclass
@@ -85,7 +87,12 @@ def section_markdown(data: SiteData, page: str, section) -> Markup:
             return data.link(row["measurement"], page, row["topology"].replace(" ", "\u00a0"))
         if section.key == "stopping_point" and col.key == "status":
             reasons = "; ".join(row.get("reasons") or [])
-            return verdict(row["status"]) + detail(f"({reasons})" if reasons else None)
+            cell_ = verdict(row["status"]) + detail(f"({reasons})" if reasons else None)
+            if row.get("regate") == "re-gate owed":
+                cell_ += Markup(" ") + verdict("re-gate owed")
+            elif row.get("regated"):
+                cell_ += detail(f"· re-gated at {row['holds_at']}")
+            return cell_
         if section.key == "decisions" and col.key == "verdict":
             return verdict_cell(row["verdict"], row.get("qualifier"))
         if section.key == "decisions" and col.key == "family" and row.get("id"):
@@ -148,6 +155,7 @@ def cited_ids(data: SiteData) -> set[str]:
     """Measurements a stopping-point table cites, under any contract (they get a page each)."""
     out: set[str] = set()
     for contract in data.by_kind.get("contract", []):
-        _, rows = stopping_point(data.records, contract=contract)
+        judge = data.guidance.judge if data.guidance is not None else None
+        _, rows = stopping_point(data.records, contract=contract, judge=judge)
         out.update(r.measurement.id for r in rows if r.measurement is not None)
     return out

@@ -73,6 +73,11 @@ def docs_dir(mkdocs_yml: Path) -> Path:
     return (mkdocs_yml.parent / str(data.get("docs_dir", "docs"))).resolve()
 
 
+def site_dir(mkdocs_yml: Path) -> Path:
+    data = _load(mkdocs_yml)
+    return (mkdocs_yml.parent / str(data.get("site_dir", "site"))).resolve()
+
+
 def directory_urls(mkdocs_yml: Path) -> bool:
     """Whether MkDocs will write page/index.html URLs (the offline plugin turns them off)."""
     data = _load(mkdocs_yml)

@@ -17,7 +17,17 @@ from .escape import clip, md_inline
 
 #: Verdicts and statuses drawn as good or bad (colour is never the only signal: the word is there).
 GOOD = ("accepted", "final", "fastest accepted", "faster", "supported", "pass")
-BAD = ("rejected", "slower", "refuted", "regression", "baseline-ineligible", "no valid step", "blocked", "fail")
+BAD = (
+    "rejected",
+    "re-gate owed",
+    "slower",
+    "refuted",
+    "regression",
+    "baseline-ineligible",
+    "no valid step",
+    "blocked",
+    "fail",
+)
 
 
 def width_classes(columns: Sequence[Any]) -> str:

@@ -60,7 +60,8 @@ def validation_problems(exc: ValidationError, item: Item, kind: str) -> list[Pro
         loc = _loc(err["loc"]) or "record"
         where = f"{item.where}, field {loc}" if item.where else f"field {loc}"
         msg = str(err["msg"]).removeprefix("Value error, ")
-        problems.append(Problem(item.file, where, msg, _fix_for(err, kind)))
+        # Named by the rule `ledger check` would report it under, so add and check agree.
+        problems.append(Problem(item.file, where, f"schema-valid: {msg}", _fix_for(err, kind)))
     return problems
 
 
@@ -312,7 +313,7 @@ def check_references(ledger: Ledger, records: list[Envelope], items: list[Item])
                     Problem(
                         item.file,
                         loc,
-                        f"refers to record {ref}, which is not in the ledger",
+                        f"reference-resolves: refers to record {ref}, which is not in the ledger",
                         "add that record first, or fix the id (`ledger list` shows ids)",
                     )
                 )
@@ -357,7 +358,12 @@ class Batch:
         sealed = seal_records(self.records, self.items, Limits.of(self.ledger.config.rules))
         self.records = [r.model_copy(update={"sha256": d["sha256"]}) for r, d in zip(self.records, sealed)]
         if not dry_run:
-            self.paths = self.ledger.write(sealed, durable=durable)
+            self.paths = self.ledger.write(
+                sealed,
+                durable=durable,
+                models=self.records,
+                origins=[(item.file, item.where or "") for item in self.items],
+            )
         self.written = True
         return self.records
 

@@ -20,3 +20,16 @@ def is_id(text: str) -> bool:
 
 def id_time(record_id: str) -> datetime:
     return ULID.from_str(record_id).datetime
+
+
+_CROCKFORD = {c: i for i, c in enumerate("0123456789ABCDEFGHJKMNPQRSTVWXYZ")}
+
+
+def id_seconds(record_id: str) -> float | None:
+    """The time in a ULID's first 10 characters, in seconds since the epoch (None if not a ULID)."""
+    if not ID_RE.match(record_id):
+        return None
+    ms = 0
+    for char in record_id[:10]:
+        ms = ms * 32 + _CROCKFORD[char]
+    return ms / 1000.0

@@ -182,6 +182,9 @@ class Ledger:
 
     root: Path
     config: Config = field(default_factory=Config)
+    #: Called with (ledger, sealed dicts, models or None, origins or None) before every write;
+    #: raises to refuse the batch. `ledger.checks.admission.admit` installs the checker's rules.
+    admission: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def open(cls, start: Path | str | None = None) -> Ledger:
@@ -355,13 +358,27 @@ class Ledger:
         yield batch
         batch.commit(durable=durable, dry_run=dry_run)
 
-    def write(self, records: Iterable[dict[str, Any]], *, durable: bool = True) -> list[Path]:
+    def write(
+        self,
+        records: Iterable[dict[str, Any]],
+        *,
+        durable: bool = True,
+        models: list[Envelope] | None = None,
+        origins: list[tuple[str, str]] | None = None,
+    ) -> list[Path]:
         """Write sealed, validated record dicts. All or nothing: on failure, written files are removed.
+
+        With an `admission` installed, it judges the batch first (`models`, the validated
+        records, spare it validating again; `origins`, (file, place) of each input, name where
+        a refused record came from) and nothing is written when it refuses.
 
         Every record is first written and flushed to a temporary file beside its final
         path; only then are all of them linked into place. A kill at any point leaves
         either nothing or whole records.
         """
+        if self.admission is not None:
+            records = list(records)
+            self.admission(self, records, models, origins)
         staged: list[tuple[str, str]] = []
         linked: list[str] = []
         pid = os.getpid()

@@ -1,0 +1,231 @@
+"""Whether an allocation may serve as a baseline, derived from its measured health.
+
+"Clocks/power were degraded, so baseline-ineligible": the readings of the environment
+records taken on an allocation (SM clock against the device maximum under load, power
+limit against the board default, clock-event (throttle) reasons, uncorrected ECC errors,
+temperature) decide it, with thresholds from `rules: baseline-eligibility:` in
+`ledger.yaml`. A verdict recorded without readings (historical evidence) counts as
+recorded. Every ineligible judgement names the reading that made it so.
+
+A decision scoped to a class of allocation ("4x only until a healthy-class 8x pair
+re-gates it") is pending until a record of its family exists on an allocation of that
+class: `pending`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..schema.envelope import Envelope
+from ..schema.kinds import Decision, Environment, Measurement, Sandwich
+from .families import norm
+
+#: Defaults of the `baseline-eligibility` rule's parameters (ledger.yaml `rules:` overrides them).
+DEFAULT_THRESHOLDS: dict[str, Any] = {
+    # Under load, an SM clock below this fraction of the device maximum is degraded. The
+    # campaign's degraded-class GB200 pair ran at 1,965 MHz; healthy H200s under a dense
+    # bf16 load hold their maximum.
+    "min_sm_clock_fraction": 0.97,
+    # A power limit below this fraction of the board's default limit is a capped board.
+    "min_power_limit_fraction": 0.99,
+    # sw_power_cap on a board drawing at least this fraction of its default limit is the
+    # board spending its full budget as designed, not a degraded allocation.
+    "power_budget_fraction": 0.95,
+    # Clock-event reasons that do not mean the GPU was held back from its work.
+    "benign_clock_reasons": ["gpu_idle", "display_clock_setting"],
+    "max_ecc_uncorrected": 0,
+    "max_temperature_c": 90.0,
+}
+
+THRESHOLD_DOCS: dict[str, str] = {
+    "min_sm_clock_fraction": "Under load, the lowest SM clock as a fraction of the device maximum.",
+    "min_power_limit_fraction": "The lowest power limit as a fraction of the board's default limit.",
+    "power_budget_fraction": "Draw (fraction of the limit) at which sw_power_cap is the board's normal operating point.",
+    "benign_clock_reasons": "Clock-event (throttle) reasons that do not make an allocation ineligible.",
+    "max_ecc_uncorrected": "Most uncorrected ECC errors an eligible GPU may report.",
+    "max_temperature_c": "Highest GPU temperature (degrees C) of an eligible allocation.",
+}
+
+
+def gpu_readings(env: Environment, th: dict[str, Any]) -> list[str]:
+    """The readings of one environment record that make its allocation ineligible."""
+    out: list[str] = []
+    if not env.gpus:
+        if env.health.verdict == "degraded":
+            why = "; ".join(env.health.reasons) or "no reason given"
+            out.append(f"recorded degraded, no per-GPU readings: {why}")
+        return out
+    benign = set(th["benign_clock_reasons"])
+    for gpu in env.gpus:
+        tag = f"GPU {gpu.index}"
+        limit, default, draw = gpu.power_limit_w, gpu.power_default_limit_w, gpu.power_draw_w
+        reasons = list(gpu.clock_event_reasons)
+        at_budget = (
+            "sw_power_cap" in reasons
+            and limit is not None
+            and default is not None
+            and draw is not None
+            and limit >= default * th["min_power_limit_fraction"]
+            and draw >= th["power_budget_fraction"] * limit
+        )
+        held = [r for r in reasons if r not in benign and not (r == "sw_power_cap" and at_budget)]
+        if held:
+            out.append(f"{tag}: clocks held back by {', '.join(held)}")
+        if limit is not None and default and limit < default * th["min_power_limit_fraction"]:
+            out.append(f"{tag}: power limit {limit:g} W, below the board default {default:g} W")
+        if gpu.ecc_errors_uncorrected is not None and gpu.ecc_errors_uncorrected > th["max_ecc_uncorrected"]:
+            out.append(f"{tag}: {gpu.ecc_errors_uncorrected} uncorrected ECC errors")
+        if gpu.temperature_c is not None and gpu.temperature_c > th["max_temperature_c"]:
+            out.append(f"{tag}: {gpu.temperature_c:g} C, above {th['max_temperature_c']:g} C")
+        idle = "gpu_idle" in reasons or gpu.utilization_percent == 0
+        sm, sm_max = gpu.sm_clock_mhz, gpu.sm_clock_max_mhz
+        if env.under_load and not idle and not at_budget and sm is not None and sm_max:
+            if sm < th["min_sm_clock_fraction"] * sm_max:
+                out.append(
+                    f"{tag}: SM clock {sm:g} MHz under load, {sm / sm_max:.1%} of its {sm_max:g} MHz maximum "
+                    f"(below {th['min_sm_clock_fraction']:.0%})"
+                )
+    return out
+
+
+def judged(env: Environment) -> bool:
+    """Whether an environment record holds enough to call its allocation healthy."""
+    if env.gpus:
+        return bool(env.under_load) or env.health.verdict == "healthy"
+    return env.health.verdict in ("healthy", "degraded")
+
+
+@dataclass
+class Eligibility:
+    eligible: bool
+    #: The readings that made it ineligible (empty when eligible).
+    readings: list[str] = field(default_factory=list)
+    #: True when some reading or recorded verdict says the allocation was healthy.
+    known_healthy: bool = False
+
+
+class Judge:
+    """Eligibility of measurements and allocations in one ledger, under one set of thresholds."""
+
+    def __init__(self, records: Iterable[Envelope], thresholds: dict[str, Any] | None = None):
+        self.th = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
+        self.by_id: dict[str, Envelope] = {}
+        self.envs_on: dict[str, list[Environment]] = {}
+        superseded = set()
+        records = list(records)
+        for r in records:
+            superseded.update(r.supersedes)
+        for r in records:
+            self.by_id[r.id] = r
+            if isinstance(r, Environment) and r.id not in superseded and r.allocation is not None:
+                self.envs_on.setdefault(r.allocation.id, []).append(r)
+        self._cache: dict[str, Eligibility] = {}
+
+    def environments(self, record: Envelope) -> list[Environment]:
+        """Environment records about the allocation a record ran on (its own `environment`, and
+        every environment stamped with the same allocation id)."""
+        out: list[Environment] = []
+        ref = getattr(record, "environment", None)
+        env = self.by_id.get(ref) if ref else None
+        if isinstance(env, Environment):
+            out.append(env)
+        if record.allocation is not None:
+            out.extend(e for e in self.envs_on.get(record.allocation.id, []) if e not in out)
+        return out
+
+    def measurement(self, m: Measurement) -> Eligibility:
+        if m.id in self._cache:
+            return self._cache[m.id]
+        readings: list[str] = []
+        known = m.health == "healthy"
+        for env in self.environments(m):
+            found = gpu_readings(env, self.th)
+            readings.extend(r for r in found if r not in readings)
+            known = known or (judged(env) and not found)
+        if m.health == "degraded":
+            why = "; ".join(m.health_reasons) or "no reason given"
+            if not readings:  # the environment's readings, when there are any, say it better
+                readings.append(f"recorded degraded: {why}")
+        result = Eligibility(not readings, readings, known and not readings)
+        self._cache[m.id] = result
+        return result
+
+    def record(self, record: Envelope) -> Eligibility:
+        """Any measurement or sandwich: a sandwich is judged by its allocation and its arms."""
+        if isinstance(record, Measurement):
+            return self.measurement(record)
+        readings: list[str] = []
+        known = False
+        for env in self.environments(record):
+            found = gpu_readings(env, self.th)
+            readings.extend(r for r in found if r not in readings)
+            known = known or (judged(env) and not found)
+        if isinstance(record, Sandwich):
+            for arm in (record.control_a, record.candidate, record.control_b):
+                m = self.by_id.get(arm) if arm else None
+                if isinstance(m, Measurement):
+                    e = self.measurement(m)
+                    readings.extend(r for r in e.readings if r not in readings)
+                    known = known or e.known_healthy
+        return Eligibility(not readings, readings, known and not readings)
+
+
+def _topology(record: Envelope) -> str:
+    return norm(record.allocation.topology) if record.allocation and record.allocation.topology else ""
+
+
+@dataclass
+class Pending:
+    decision: Decision
+    #: What the decision waits for, in words ("a record of its family on a healthy-class 8x GB200 allocation").
+    needs: str
+    #: Records on that topology that do not count, each with why.
+    near_misses: list[tuple[Envelope, str]] = field(default_factory=list)
+
+
+def pending(
+    records: Iterable[Envelope], judge: Judge | None = None
+) -> tuple[list[Pending], list[tuple[Decision, Envelope]]]:
+    """Decisions scoped to a class of allocation: (still pending, settled with the record that settled them)."""
+    records = list(records)
+    judge = judge or Judge(records)
+    superseded = {s for r in records for s in r.supersedes}
+    waiting: list[Pending] = []
+    settled: list[tuple[Decision, Envelope]] = []
+    for d in records:
+        if not isinstance(d, Decision) or d.pending_on is None or d.id in superseded:
+            continue
+        scope = d.pending_on
+        family = norm(d.family)
+        wanted = norm(scope.topology)
+        health = "healthy-class " if scope.health == "healthy" else ""
+        needs = f"a measurement or sandwich of this family on a {health}{scope.topology} allocation"
+        misses: list[tuple[Envelope, str]] = []
+        found: Envelope | None = None
+        for r in records:
+            if not isinstance(r, Measurement | Sandwich) or r.id in superseded:
+                continue
+            if norm(getattr(r, "family", None)) != family and r.id not in d.evidence:
+                continue
+            if _topology(r) != wanted:
+                continue
+            if isinstance(r, Measurement) and r.outcome != "ok":
+                misses.append((r, f"outcome {r.outcome}"))
+                continue
+            if scope.health == "healthy":
+                e = judge.record(r)
+                if not e.eligible:
+                    misses.append((r, "; ".join(e.readings)))
+                    continue
+                if not e.known_healthy:
+                    misses.append((r, "no environment or health record says its allocation was healthy"))
+                    continue
+            found = r
+            break
+        if found is not None:
+            settled.append((d, found))
+        else:
+            waiting.append(Pending(d, needs, misses))
+    return waiting, settled

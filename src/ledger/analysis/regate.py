@@ -1,0 +1,306 @@
+"""Re-gates owed: "the table remains valid at current head; re-gate again after any future source change".
+
+A stopping-point row holds at the commit of the measured source it was measured on. When
+the measured source (config `source:`, a git checkout) has moved past that commit, and the
+change touches the paths that define the contract's recipe (`recipe_paths`, files or globs;
+without any, every change of the source counts), the row is *re-gate owed* until a record
+on a newer source covers it:
+
+- a measurement under the same contract on the same topology, on a newer commit, or
+- a re-gate sandwich (`regate: true`) under the contract on a newer commit that came out
+  neutral: it carries every row of its contract forward to its commit, as the campaign's
+  4x/B2 re-gate of 52f1114dd carried its whole table.
+
+A re-gate that came out faster or slower carries nothing: the row no longer holds there.
+When the commits do not resolve in the measured checkout (abbreviated historical SHAs),
+the newest covering record by time is shown and whether the source moved is unknown.
+
+The functions take `Point`s, built from records (`points_from_records`) or from the
+checker's compact records, so `check`, `status` and the site agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from ..git import Git, GitError
+from ..schema.envelope import Envelope
+from ..schema.kinds import Contract, Measurement, Sandwich
+
+CURRENT = "current"
+OWED = "re-gate owed"
+UNKNOWN = "unknown"
+#: Changed paths listed in a reason before "and N more".
+SHOWN_PATHS = 3
+
+
+@dataclass(frozen=True)
+class Point:
+    """A record that can anchor a row: a measurement (one topology) or a re-gate sandwich (all)."""
+
+    id: str
+    kind: str  # "measurement" or "sandwich"
+    contract: str
+    topology: str | None  # None for a sandwich: it covers every topology of its contract
+    sha: str | None
+    when: datetime | None = None
+    verdict: str | None = None  # sandwich verdict
+
+
+@dataclass
+class RegateState:
+    contract: str
+    topology: str
+    state: str  # CURRENT, OWED or UNKNOWN
+    reason: str
+    valid_at: str | None = None  # the commit the row holds at (as recorded)
+    anchor: str | None = None  # the record that makes it hold there
+    carried_by: str | None = None  # the neutral re-gate sandwich, when it carried the row
+    head: str | None = None
+    changed: list[str] = field(default_factory=list)
+    #: Re-gate sandwiches newer than the anchor that came out faster or slower.
+    failed_regates: list[str] = field(default_factory=list)
+
+    @property
+    def owed(self) -> bool:
+        return self.state == OWED
+
+    def as_dict(self) -> dict:
+        return {
+            "contract": self.contract,
+            "topology": self.topology,
+            "state": self.state,
+            "reason": self.reason,
+            "valid_at": self.valid_at,
+            "anchor": self.anchor,
+            "carried_by": self.carried_by,
+            "head": self.head,
+            "changed": self.changed,
+            "failed_regates": self.failed_regates,
+        }
+
+
+def points_from_records(records: Iterable[Envelope]) -> list[Point]:
+    records = list(records)
+    superseded = {s for r in records for s in r.supersedes}
+    out: list[Point] = []
+    for r in records:
+        if r.id in superseded:
+            continue
+        sha = r.source.sha if r.source is not None else None
+        if isinstance(r, Measurement) and r.contract and r.comparable:
+            topo = r.allocation.topology if r.allocation and r.allocation.topology else "unknown topology"
+            out.append(Point(r.id, "measurement", r.contract, topo, sha, r.when))
+        elif isinstance(r, Sandwich) and r.contract and r.regate:
+            out.append(Point(r.id, "sandwich", r.contract, None, sha, r.when, r.verdict))
+    return out
+
+
+class SourceView:
+    """The measured source checkout, read through `ledger.git`: its head, which commits
+    resolve and precede it, and which paths changed since a commit."""
+
+    def __init__(self, path: Path, exclude: Iterable[str] = ()):
+        self.path = Path(path)
+        self.git = Git(self.path)
+        self.ok = self.git.is_repo()
+        self.head: str | None = None
+        self.problem: str | None = None
+        self._exclude = list(exclude)
+        self._resolved: dict[str, str | None] = {}
+        self._distance: dict[str, int | None] = {}
+        if not self.ok:
+            self.problem = "the measured source (`source:` in ledger.yaml) is not a git checkout"
+            return
+        try:
+            self.head = self.git.rev("HEAD")
+        except GitError:
+            self.ok = False
+            self.problem = "the measured source (`source:` in ledger.yaml) has no commit yet"
+            return
+
+    def resolve(self, shas: Iterable[str]) -> dict[str, str | None]:
+        wanted = [s for s in dict.fromkeys(shas) if s and s not in self._resolved]
+        if wanted and self.ok:
+            try:
+                self._resolved.update(self.git.resolve_commits(wanted))
+            except GitError:
+                self._resolved.update({s: None for s in wanted})
+        return {s: self._resolved.get(s) for s in shas if s}
+
+    def full(self, sha: str) -> str | None:
+        """The full commit of a recorded sha, once `resolve` has seen it."""
+        return self._resolved.get(sha) if self.ok else None
+
+    def distance(self, full: str) -> int | None:
+        """Commits from `full` to head when `full` is head or one of its ancestors, else None."""
+        if full not in self._distance:
+            if full == self.head:
+                self._distance[full] = 0
+            elif self.git.ok("merge-base", "--is-ancestor", full, self.head or "HEAD"):
+                self._distance[full] = int(self.git.text("rev-list", "--count", f"{full}..{self.head}"))
+            else:
+                self._distance[full] = None
+        return self._distance[full]
+
+    def changed(self, base: str, recipe_paths: list[str]) -> list[str]:
+        """Paths that differ between `base` and head, within the recipe paths (all when none),
+        leaving out the ledger's own files when the ledger lives in the measured repository."""
+        spec = [f":(glob){p}" for p in recipe_paths] + [f":(exclude){e}" for e in self._exclude]
+        out = self.git.run("diff", "--name-only", "--no-renames", "-z", base, self.head or "HEAD", "--", *spec)
+        return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def ledger_exclusions(ledger_root: Path, source: Path, relative: Iterable[str]) -> list[str]:
+    """The ledger's own paths (records, specs, config, build output) relative to the source
+    checkout's top, when the ledger lives inside it: records are not the measured source."""
+    try:
+        top = Git(source).toplevel.resolve()
+        base = ledger_root.resolve().relative_to(top)
+    except (GitError, ValueError, OSError):
+        return []
+    out = []
+    for rel in relative:
+        path = (base / rel).as_posix().strip("/")
+        if path and path != "." and not path.startswith(".."):
+            out.append(path)
+    return out
+
+
+def _short(sha: str | None) -> str:
+    return sha[:9] if sha else "?"
+
+
+def regate_states(
+    points: list[Point],
+    contract: str,
+    topologies: Iterable[str],
+    recipe_paths: list[str],
+    source: SourceView,
+) -> list[RegateState]:
+    """The re-gate state of each topology of one contract's stopping point."""
+    mine = [p for p in points if p.contract == contract]
+    regates = [p for p in mine if p.kind == "sandwich"]
+    source.resolve([p.sha for p in mine if p.sha])
+    out: list[RegateState] = []
+    for topo in dict.fromkeys(topologies):
+        measured = [p for p in mine if p.kind == "measurement" and p.topology == topo]
+        anchors = measured + [p for p in regates if p.verdict == "neutral"]
+        out.append(_state(contract, topo, anchors, regates, recipe_paths, source))
+    return out
+
+
+def _state(
+    contract: str, topo: str, anchors: list[Point], regates: list[Point], paths: list[str], source: SourceView
+) -> RegateState:
+    state = RegateState(contract, topo, UNKNOWN, "", head=source.head)
+    with_sha = [p for p in anchors if p.sha]
+    if not with_sha:
+        state.reason = "no record of this row names its source commit, so whether the source moved is unknown"
+        return state
+    on_line: list[tuple[int, Point, str]] = []
+    off_line: list[Point] = []
+    for p in with_sha:
+        full = source.full(p.sha or "")  # with_sha: every p has one
+        if full is None:
+            continue
+        d = source.distance(full)
+        if d is None:
+            off_line.append(p)
+        else:
+            on_line.append((d, p, full))
+    if not on_line:
+        newest = max(with_sha, key=lambda p: (p.when or datetime.min, p.id))
+        _describe_anchor(state, newest)
+        if source.ok and off_line and len(off_line) == len(with_sha):
+            state.state = OWED
+            state.reason = (
+                f"measured at {_short(newest.sha)}, which is not in the history of the measured source's head "
+                f"{_short(source.head)}: re-gate at head"
+            )
+        else:
+            why = source.problem or f"the measured source does not hold {_short(newest.sha)}"
+            state.reason = f"{_held(state)}; {why}, so whether it moved since is unknown"
+        return state
+    distance = min(t[0] for t in on_line)
+    _, anchor, full = max((t for t in on_line if t[0] == distance), key=lambda t: t[1].id)
+    _describe_anchor(state, anchor)
+    state.failed_regates = [
+        p.id for p in regates if p.verdict != "neutral" and p.sha and _newer(source, p.sha, distance)
+    ]
+    failed = (
+        f"; re-gate {', '.join(state.failed_regates)} came out {_verdicts(regates, state.failed_regates)}, "
+        "so the row does not hold past it"
+        if state.failed_regates
+        else ""
+    )
+    if distance == 0:
+        state.state = CURRENT
+        state.reason = f"{_held(state)}, the measured source's head{failed}"
+        return state
+    try:
+        changed = source.changed(full, paths)
+    except GitError as exc:
+        state.reason = f"{_held(state)}; git could not compare it with head: {exc}"
+        return state
+    state.changed = changed
+    what = "the recipe paths" if paths else "the source"
+    if changed:
+        listed = ", ".join(changed[:SHOWN_PATHS]) + (
+            f" and {len(changed) - SHOWN_PATHS} more" if len(changed) > SHOWN_PATHS else ""
+        )
+        state.state = OWED
+        state.reason = (
+            f"{_held(state)}; the source moved {distance} commit(s) to {_short(source.head)}, "
+            f"changing {what}: {listed}{failed}"
+        )
+    else:
+        state.state = CURRENT
+        state.reason = (
+            f"{_held(state)}; the {distance} commit(s) since, to {_short(source.head)}, leave {what} unchanged{failed}"
+        )
+    return state
+
+
+def _newer(source: SourceView, sha: str, than: int) -> bool:
+    full = source.full(sha)
+    d = source.distance(full) if full else None
+    return d is not None and d < than
+
+
+def _verdicts(regates: list[Point], ids: list[str]) -> str:
+    return " and ".join(sorted({p.verdict or "?" for p in regates if p.id in ids}))
+
+
+def _describe_anchor(state: RegateState, anchor: Point) -> None:
+    state.valid_at = anchor.sha
+    state.anchor = anchor.id
+    state.carried_by = anchor.id if anchor.kind == "sandwich" else None
+
+
+def _held(state: RegateState) -> str:
+    if state.carried_by:
+        return f"re-gated at {_short(state.valid_at)} by a neutral re-gate sandwich"
+    return f"measured at {_short(state.valid_at)}"
+
+
+def contract_regates(
+    records: list[Envelope], contract: Contract, topologies: Iterable[str], source: SourceView
+) -> list[RegateState]:
+    """Re-gate states of a contract's stopping-point topologies, from records."""
+    return regate_states(points_from_records(records), contract.id, topologies, list(contract.recipe_paths), source)
+
+
+def source_view(ledger) -> SourceView:
+    """The measured source of a ledger (config `source:`), its own files left out."""
+    path = (ledger.root / ledger.config.source).resolve()
+    site = ledger.config.site
+    exclude = ledger_exclusions(
+        ledger.root,
+        path,
+        [ledger.config.records, ledger.config.specs, "ledger.yaml", site.mkdocs_yml, site.docs_dir, site.site_dir],
+    )
+    return SourceView(path, exclude)

@@ -1,0 +1,224 @@
+"""`ledger add` runs what `ledger check` would refuse, before anything is written.
+
+Every rule that can be decided from the new records and the ledger as it stands runs at
+write time, through the same code the checker runs: schema, content hash and placement,
+the artifact policy (size, binary content, secrets, conflict markers), the sandwich
+verdict, unique keys (contract names, issue numbers) against the records on disk,
+references, comparability (sandwich arms, MFU audits), the source SHA, attachments, and
+the guidance rules (rejected families, eligibility readings). A rule at error severity
+refuses the whole batch, naming the input file and place, the rule id and its fix; rules
+at warning severity are kept in `warnings` for the command to print. Rules about the
+history (append-only) and pages are not about new records and stay with `check`.
+
+Install it on a ledger with `admit(ledger)`: the store's `Ledger.write` then calls it for
+every batch, whoever writes (add, importers, the sandwich runner, the collectors).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import InputError, Problem
+from ..schema.envelope import Envelope
+from ..schema.kinds import Environment
+from ..schema.registry import KINDS
+from ..store.canonical import canonical_bytes
+from ..store.ledger import Ledger, shard_of
+from . import guidance
+from .comparability import verdict_problem
+from .provenance import local_paths
+from .records import FileRules, Info, info_of, inspect_artifact, inspect_file
+from .result import ERROR, WARNING, Violation
+from .runner import Checker, _read_fs
+
+#: Rules of `check` that judge history or pages, not new records: they never run at add.
+NOT_AT_ADD = frozenset(
+    {"append-only", "cell-width", "prose-budget", "owed-high-water", "figures-spread", "regate-owed"}
+)
+
+
+class Admission:
+    """The write-time check of one ledger. Callable as the store's admission hook."""
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+        self.checker = Checker(ledger, "add")
+        self.warnings: list[Violation] = []
+
+    # -- the hook ----------------------------------------------------------------------------
+
+    def __call__(
+        self,
+        ledger: Ledger,
+        records: list[dict[str, Any]],
+        models: list[Envelope] | None = None,
+        origins: list[tuple[str, str]] | None = None,
+    ) -> None:
+        found = self.judge(records, models)
+        errors = [v for v in found if v.severity == ERROR]
+        self.warnings.extend(v for v in found if v.severity == WARNING)
+        if errors:
+            problems = [self.problem(v, records, origins) for v in errors]
+            raise InputError(
+                f"{len(problems)} problem(s) that `ledger check` would refuse; nothing was written", problems
+            )
+
+    def problem(self, v: Violation, records: list[dict[str, Any]], origins) -> Problem:
+        """A violation as an input problem: the input file and place when known, the rule id first."""
+        file, where = v.file, ""
+        if origins:
+            for record, origin in zip(records, origins, strict=False):
+                if f"/{record['id']}.json" in v.file:
+                    file, where = origin[0], origin[1] or ""
+                    break
+        parts = (where, f"field {v.field}" if v.field else "", f"line {v.line}" if v.line and not where else "")
+        place = ", ".join(p for p in parts if p)
+        return Problem(file, place, f"{v.rule}: {v.message}", v.fix)
+
+    # -- the rules ---------------------------------------------------------------------------
+
+    def judge(self, records: list[dict[str, Any]], models: list[Envelope] | None = None) -> list[Violation]:
+        """Every violation `check` would report about these records, given the ledger on disk."""
+        checker = self.checker
+        checker.result.violations = []
+        checker.infos = {}
+        active = checker.active
+        infos = self.one_by_one(records, models)
+        batch = {i.id: i for i in infos}
+        checker.infos.update(batch)
+        known: dict[str, bool] = {}
+
+        def exists(ref: str) -> bool:
+            if ref not in batch and ref not in known:
+                known[ref] = self.ledger.exists(ref)
+            return ref in batch or known[ref]
+
+        checker.cross_checks(infos, self.lookup, exists)
+        if "unique-key" in active:
+            checker.check_unique(infos, self.keys_on_disk({i.kind for i in infos if i.keys}, infos))
+        if "attachments" in active:
+            root = self.ledger.records_dir
+            for info in infos:
+                checker.check_attachment(info, lambda rel: _read_fs(root, rel))
+        self.guidance(records, infos)
+        return [v for v in checker.result.violations if v.rule not in NOT_AT_ADD]
+
+    def one_by_one(self, records: list[dict[str, Any]], models: list[Envelope] | None) -> list[Info]:
+        """The per-file rules on each record's canonical bytes; the records' `Info`."""
+        checker = self.checker
+        rules = checker.file_rules()
+        infos: list[Info] = []
+        for n, data in enumerate(records):
+            raw = canonical_bytes(data)
+            rel = f"{data['kind']}/{shard_of(data['id'])}/{data['id']}.json"
+            model = models[n] if models is not None and n < len(models) else None
+            if model is None:  # an importer's batch: validate as check does
+                found, info = inspect_file(rel, raw, rules)
+            else:  # validated by the store already: the rules that remain
+                display = rules.prefix + rel
+                found = inspect_artifact(display, raw, rules)
+                if rules.on("local-path"):
+                    found += [
+                        _violation(rules, "local-path", display, f"names a folder of one machine: {text!r}", where)
+                        for where, text in local_paths(data, raw)
+                    ]
+                problem = verdict_problem(model) if model.kind == "sandwich" and rules.on("sandwich-verdict") else None
+                if problem:
+                    found.append(_violation(rules, "sandwich-verdict", display, problem, "verdict"))
+                info = info_of(display, model)
+            checker.result.violations.extend(found)
+            if info is not None:
+                infos.append(info)
+        return infos
+
+    def lookup(self, ref: str) -> Info | None:
+        """A referenced record's `Info`: the batch's, else read from disk."""
+        checker = self.checker
+        if ref in checker.infos:
+            return checker.infos[ref]
+        path = self.ledger.find(ref)
+        if path is None:
+            return None
+        rel = path.relative_to(self.ledger.records_dir).as_posix()
+        _, info = inspect_file(rel, path.read_bytes(), FileRules(prefix=checker.records_rel + "/"))
+        if info is not None:
+            checker.infos[ref] = info
+        return info
+
+    def guidance(self, records: list[dict[str, Any]], infos: list[Info]) -> None:
+        """rejected-family and baseline-eligibility against the ledger as it stands."""
+        checker = self.checker
+        active = checker.active
+        if "rejected-family" in active and any(i.family for i in infos if i.kind != "decision"):
+            decisions = self.on_disk("decision") + [i for i in infos if i.kind == "decision"]
+            guidance.check_families(
+                infos,
+                decisions,
+                checker.emit,
+                active["rejected-family"].params["verdicts"],
+                guidance.superseded_of(infos) | guidance.superseded_of(decisions),
+            )
+        if "baseline-eligibility" in active and any(i.kind == "measurement" and i.health == "healthy" for i in infos):
+            envs = {e.id: e for e in self.environments()}
+            for data in records:
+                if data["kind"] == "environment":
+                    envs[data["id"]] = Environment.model_validate(data)
+            guidance.check_eligibility(infos, envs, active["baseline-eligibility"].params, checker.emit)
+
+    # -- the ledger as it stands ---------------------------------------------------------------
+
+    def keys_on_disk(self, kinds: set[str], new: list[Info]) -> dict[str, dict[str, list[str]]]:
+        """kind -> "field=json" -> paths (relative to the kind's folder) of keyed records on disk."""
+        out: dict[str, dict[str, list[str]]] = {}
+        batch = {i.id for i in new}
+        for kind in kinds:
+            fields = KINDS[kind].UNIQUE_KEYS
+            keys: dict[str, list[str]] = {}
+            base = self.ledger.records_dir / kind
+            for path in self.ledger.iter_paths(kind):
+                if path.stem in batch:
+                    continue
+                try:
+                    data = json.loads(path.read_bytes())
+                except (OSError, ValueError):
+                    continue  # schema-valid reports it at check
+                if not isinstance(data, dict):
+                    continue
+                for name in fields:
+                    if name in data:
+                        key = f"{name}={json.dumps(data[name], sort_keys=True)}"
+                        keys.setdefault(key, []).append(path.relative_to(base).as_posix())
+            out[kind] = keys
+        return out
+
+    def on_disk(self, kind: str) -> list[Info]:
+        out = []
+        for path in self.ledger.iter_paths(kind):
+            rel = path.relative_to(self.ledger.records_dir).as_posix()
+            _, info = inspect_file(rel, path.read_bytes(), FileRules(prefix=self.checker.records_rel + "/"))
+            if info is not None:
+                out.append(info)
+        return out
+
+    def environments(self) -> list[Environment]:
+        out = []
+        for path in self.ledger.iter_paths("environment"):
+            try:
+                record = self.ledger.load(path)
+            except Exception:  # noqa: BLE001 - schema-valid reports it at check
+                continue
+            if isinstance(record, Environment):
+                out.append(record)
+        return out
+
+
+def _violation(rules: FileRules, rule_id: str, path: str, message: str, field: str | None) -> Violation:
+    return Violation(path, None, field, rule_id, rules.severity[rule_id], message, rules.fix[rule_id])
+
+
+def admit(ledger: Ledger) -> Admission:
+    """Install the write-time check on `ledger` (every later write runs it) and return it."""
+    admission = Admission(ledger)
+    ledger.admission = admission
+    return admission

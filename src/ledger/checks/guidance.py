@@ -1,0 +1,171 @@
+"""Campaign guidance: the habits of the best campaigns, kept for the user.
+
+- `regate-owed`: a stopping-point row whose measured source has moved in its recipe paths
+  (ledger.analysis.regate);
+- `rejected-family`: a new record in a family whose latest decision is rejected, with no
+  mechanism that decision did not try (ledger.analysis.families);
+- `baseline-eligibility`: a measurement that records itself healthy while the readings of
+  its allocation's environment records make it baseline-ineligible; its parameters are the
+  eligibility thresholds the stopping point, `ledger status` and the site use
+  (ledger.analysis.eligibility).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..analysis import families
+from ..analysis.eligibility import DEFAULT_THRESHOLDS, THRESHOLD_DOCS, gpu_readings
+from ..analysis.regate import OWED, Point, regate_states
+from ..schema.kinds import Contract, Environment
+from ..schema.migrate import upgrade
+from ..schema.registry import record_adapter
+from .result import WARNING
+from .rule import Rule
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "regate-owed",
+        "guidance",
+        WARNING,
+        "A stopping-point row holds at the commit it was measured (or re-gated) on. When the measured "
+        "source (config `source`) has moved past it and the change touches the contract's `recipe_paths` "
+        "(any change when it names none), the row is re-gate owed until a measurement on the same "
+        "topology or a neutral re-gate sandwich (`regate: true`) on a newer commit covers it. "
+        "Judged by `ledger check --all` and shown by `ledger status` and the site.",
+        "Re-gate at the new head: an A/candidate/B sandwich of the recipe on one allocation recorded with "
+        "`regate: true` (a neutral one carries the row forward), or measure the row again at head. If the "
+        "change cannot affect the recipe, name the recipe's files in the contract's `recipe_paths`.",
+    ),
+    Rule(
+        "rejected-family",
+        "guidance",
+        WARNING,
+        "A measurement, sandwich or hypothesis names a decision `family` whose latest decision is "
+        'rejected ("do not repeat without a new mechanism"), and states no `mechanism` that decision '
+        "did not try (its `mechanism`, its `tried` list, and the parts of its family name).",
+        "State the new mechanism this record tries in `mechanism` (a correction is a new record that "
+        "supersedes this one), or record a decision that reopens the family.",
+        {"verdicts": ["rejected"]},
+        {"verdicts": "Decision verdicts that close a family until a new mechanism comes."},
+    ),
+    Rule(
+        "baseline-eligibility",
+        "guidance",
+        WARNING,
+        "Whether an allocation may serve as a baseline follows from its measured health: the readings "
+        "of the environment records on it (SM clock against the device maximum under load, power limit "
+        "against the default, clock-event reasons, uncorrected ECC errors, temperature). The parameters "
+        "are the thresholds the stopping point, `ledger status` and the site judge by; the rule fires on "
+        "a measurement recorded `health: healthy` whose allocation's readings make it ineligible.",
+        "Record the measurement's health as the readings say (a correction supersedes it), re-measure on "
+        "a healthy allocation, or, if the threshold is wrong for this device, set it under "
+        "rules.baseline-eligibility in ledger.yaml.",
+        dict(DEFAULT_THRESHOLDS),
+        dict(THRESHOLD_DOCS),
+    ),
+)
+
+Emit = Callable[..., None]
+
+
+def superseded_of(infos: Iterable[Any]) -> set[str]:
+    return {ref for info in infos for where, ref in info.refs if where.startswith("supersedes[")}
+
+
+def check_families(
+    new: Iterable[Any], decisions: Iterable[Any], emit: Emit, verdicts: list[str], superseded=()
+) -> None:
+    """`rejected-family` for the records in `new`, against `decisions` (records or Infos)."""
+    latest = families.latest_decisions(decisions, set(superseded))
+    if not latest:
+        return
+    for info in new:
+        if info.kind not in families.FAMILY_KINDS:
+            continue
+        finding = families.judge(info, latest, verdicts)
+        if finding is not None and not finding.new_mechanism:
+            emit(
+                "rejected-family",
+                info.path,
+                finding.message(),
+                field="mechanism" if finding.mechanism else "family",
+            )
+
+
+def points_of(infos: Iterable[Any], superseded: set[str]) -> list[Point]:
+    out = []
+    for i in infos:
+        if i.id in superseded:
+            continue
+        when = datetime.fromisoformat(i.when) if i.when else None
+        if i.kind == "measurement" and i.contract and i.comparable:
+            out.append(Point(i.id, "measurement", i.contract, i.topology or "unknown topology", i.sha, when))
+        elif i.kind == "sandwich" and i.contract and i.regate:
+            out.append(Point(i.id, "sandwich", i.contract, None, i.sha, when, i.verdict))
+    return out
+
+
+def check_regates(infos: list[Any], load: Callable[[Any], Any], source, emit: Emit) -> None:
+    """`regate-owed` for every live contract's stopping point (whole-ledger checks)."""
+    superseded = superseded_of(infos)
+    points = points_of(infos, superseded)
+    for info in infos:
+        if info.kind != "contract" or info.id in superseded:
+            continue
+        topologies = sorted({p.topology for p in points if p.contract == info.id and p.topology})
+        if not topologies:
+            continue
+        contract = load(info)
+        if not isinstance(contract, Contract):
+            continue
+        for state in regate_states(points, contract.id, topologies, list(contract.recipe_paths), source):
+            if state.state == OWED:
+                emit(
+                    "regate-owed",
+                    info.path,
+                    f"stopping point of contract {contract.name}, {state.topology}: {state.reason}",
+                    field="recipe_paths",
+                )
+
+
+def check_eligibility(
+    measurements: Iterable[Any], environments: dict[str, Environment], th: dict[str, Any], emit: Emit
+) -> None:
+    """`baseline-eligibility`: measurements recorded healthy on an allocation whose readings say otherwise."""
+    on_allocation: dict[str, list[Environment]] = {}
+    for env in environments.values():
+        if env.allocation is not None:
+            on_allocation.setdefault(env.allocation.id, []).append(env)
+    for m in measurements:
+        if m.kind != "measurement" or m.health != "healthy":
+            continue
+        envs = [environments[m.environment]] if m.environment in environments else []
+        envs += [e for e in on_allocation.get(m.allocation or "", []) if e not in envs]
+        readings: list[str] = []
+        for env in envs:
+            readings += [r for r in gpu_readings(env, th) if r not in readings]
+        if readings:
+            emit(
+                "baseline-eligibility",
+                m.path,
+                "records health healthy, but the readings of its allocation make it baseline-ineligible: "
+                + "; ".join(readings[:4])
+                + (f" and {len(readings) - 4} more" if len(readings) > 4 else ""),
+                field="health",
+            )
+
+
+def load_model(root: Path, rel: str):
+    """A record model from a path relative to the records folder, or None."""
+    path = root / rel
+    if path.is_symlink():
+        return None  # never followed; the symlinks rule reports it
+    try:
+        return record_adapter().validate_python(upgrade(json.loads(path.read_bytes())))
+    except Exception:  # noqa: BLE001 - schema-valid reports it
+        return None

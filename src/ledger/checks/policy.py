@@ -1,0 +1,120 @@
+"""The config that judges a range of commits: the base side's committed `ledger.yaml`, with
+the head's tightenings; its loosenings are `config-change` (a rule of the history family)
+unless the push records why (a note or decision tagged `ledger-config`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import CONFIG_NAME, Config, parse_config
+from ..errors import ConfigError
+from ..git import EMPTY_TREE, Git
+from .registry import Active, configure
+from .rule import Rule
+
+#: The tag of a note or decision record that accepts a loosening change of ledger.yaml.
+ACCEPT_TAG = "ledger-config"
+#: Kinds whose record may accept a config change.
+ACCEPT_KINDS = ("note", "decision")
+#: Config fields that say where the evidence is; any change to one is a loosening.
+PATH_FIELDS = ("records", "specs", "source", "sources")
+
+_RANK = {"off": 0, "warning": 1, "error": 2}
+
+
+def config_at(git: Git, commit: str, path: str) -> Config | None:
+    """The config committed at `commit:path`, or None when the commit has none; the
+    defaults when it does not parse there."""
+    if commit == EMPTY_TREE:
+        return None
+    raw = git.read_blobs([f"{commit}:{path}"]).get(f"{commit}:{path}")
+    if raw is None:
+        return None
+    try:
+        return parse_config(raw.decode("utf-8", "replace"), f"{path} at {commit[:12]}")
+    except ConfigError:
+        # A broken config on the base side judges with the defaults, every rule on: the
+        # strictest reading, never "no config, so the push's own".
+        return Config()
+
+
+@dataclass
+class Loosening:
+    """One way the head's config is looser than the base's."""
+
+    field: str  # dotted config field, e.g. rules.append-only.severity
+    message: str
+
+
+@dataclass
+class Policy:
+    """What judges a range: the base's paths and rules, with the head's tightenings."""
+
+    config: Config
+    active: dict[str, Active]
+    loosenings: list[Loosening] = field(default_factory=list)
+
+
+def _looser(rule: Rule, name: str, old: Any, new: Any) -> bool:
+    """True when `new` is a looser value of parameter `name` than `old`."""
+    if new == old:
+        return False
+    direction = rule.param_looser.get(name)
+    if direction is None and isinstance(old, (int, float)) and isinstance(new, (int, float)):
+        direction = "higher"  # every numeric parameter so far is a limit
+    if direction is None and isinstance(old, list) and isinstance(new, list):
+        return any(item not in new for item in old)  # a list names what is guarded: dropping one loosens
+    if direction == "higher":
+        return new > old
+    if direction == "lower":
+        return new < old
+    return True
+
+
+def judge_config(base: Config | None, head: Config | None, fallback: Config) -> Policy:
+    """The policy for a range from the base's and the head's committed configs.
+
+    No base config (a new ledger): the head's (else `fallback`, the working tree's) judges.
+    Otherwise paths come from the base; each rule's severity and parameters are the head's
+    where they are at least as strict, else the base's, and each looser value is listed."""
+    if base is None:
+        config = head or fallback
+        return Policy(config, configure(config.rules, CONFIG_NAME))
+    base_active = configure(base.rules, f"{CONFIG_NAME} (base)")
+    if head is None:
+        return Policy(base, base_active, [Loosening("", f"the push removes {CONFIG_NAME}")])
+    head_active = configure(head.rules, CONFIG_NAME)
+    loosenings: list[Loosening] = []
+    for name in PATH_FIELDS:
+        old, new = getattr(base, name), getattr(head, name)
+        if old != new:
+            loosenings.append(Loosening(name, f"moves `{name}` from {old!r} to {new!r}"))
+    active: dict[str, Active] = {}
+    for rule_id, was in base_active.items():
+        now = head_active[rule_id]
+        severity = was.severity
+        if _RANK[now.severity] >= _RANK[was.severity]:
+            severity = now.severity
+        else:
+            loosenings.append(
+                Loosening(
+                    f"rules.{rule_id}.severity",
+                    f"turns rule {rule_id} from {was.severity} to {now.severity}",
+                )
+            )
+        params = dict(was.params)
+        for key, old in was.params.items():
+            new = now.params.get(key, old)
+            if _looser(was.rule, key, old, new):
+                loosenings.append(
+                    Loosening(f"rules.{rule_id}.{key}", f"loosens rule {rule_id}'s {key} from {old!r} to {new!r}")
+                )
+            else:
+                params[key] = new
+        active[rule_id] = Active(was.rule, severity, params)
+    return Policy(base, active, loosenings)
+
+
+def accepts_config_change(kind: str, tags: tuple[str, ...] | list[str]) -> bool:
+    return kind in ACCEPT_KINDS and ACCEPT_TAG in tags
