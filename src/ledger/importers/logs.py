@@ -155,7 +155,7 @@ class _Bf16Run:
     def pending(self) -> bool:
         return bool(self.steps) or self.timing is not None
 
-    def result(self, result: LogLine, source: dict[str, Any] | None, name: str, warmup: int | None) -> dict[str, Any]:  # noqa: C901
+    def result(self, result: LogLine, source: dict[str, Any] | None, name: str, warmup: int | None) -> dict[str, Any]:
         """The measurement of this run: its measured step times (BF16_TIMING's true-wall, else its
         internal, else the BF16_STEP lines after warmup), checked against what BF16_RESULT says."""
         r = result.data
@@ -202,15 +202,7 @@ class _Bf16Run:
         if all(record.get(k) for k in ("world_size", "local_batch", "grad_accum")):
             record["global_batch"] = record["world_size"] * record["local_batch"] * record["grad_accum"]
             record["throughput"] = record["global_batch"] / statistics.median(samples)
-        if true_wall and internal:
-            extra["internal_slowest_rank_sec"] = internal
-        for key in ("internal_median_step_sec", "internal_model_mfu_percent"):
-            if key in r and true_wall:
-                extra[key] = r[key]
-        extra["samples_from"] = (
-            "true_wall_slowest_rank_sec" if true_wall else "internal_slowest_rank_sec" if internal else "BF16_STEP"
-        )
-        extra.update((key, value) for key, value in r.items() if key not in _KNOWN_RESULT_KEYS)
+        extra.update(_kept_in_extra(r, internal, true_wall))
         if "mfu_percent" in record:
             # MFU is reportable only beside the FLOP audit of its numerator (rule mfu-audit); a
             # log names none, so the harness's figure is kept, marked unaudited. The stopping
@@ -325,6 +317,22 @@ _KNOWN_RESULT_KEYS = {
     "outcome",
     "oom",
 }
+
+
+def _kept_in_extra(r: dict[str, Any], internal: list[float] | None, true_wall: list[float] | None) -> dict[str, Any]:
+    """What the measurement keeps in `extra`: the series and figures its samples are not, where
+    the samples came from, and every BF16_RESULT key it does not read."""
+    extra: dict[str, Any] = {}
+    if true_wall and internal:
+        extra["internal_slowest_rank_sec"] = internal
+    for key in ("internal_median_step_sec", "internal_model_mfu_percent"):
+        if key in r and true_wall:
+            extra[key] = r[key]
+    extra["samples_from"] = (
+        "true_wall_slowest_rank_sec" if true_wall else "internal_slowest_rank_sec" if internal else "BF16_STEP"
+    )
+    extra.update((key, value) for key, value in r.items() if key not in _KNOWN_RESULT_KEYS)
+    return extra
 
 
 def _check_medians(
