@@ -9,7 +9,9 @@ import multiprocessing
 import os
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
@@ -80,6 +82,48 @@ def _same_repo(repo: str, source: Git) -> bool:
         return Path(repo).resolve() == source.toplevel.resolve()
     except (OSError, GitError):
         return False
+
+
+@dataclass(frozen=True)
+class _Range:
+    """One range of commits being checked, and where the ledger's folders are inside the repository."""
+
+    git: Git
+    base: str
+    head: str
+    prefix: str  # the ledger's folder inside the repository ("" at the top), with a trailing "/"
+    rec_prefix: str
+    spec_prefix: str
+
+    @classmethod
+    def of(cls, checker: Checker, base: str, head: str, prefix: str) -> _Range:
+        return cls(checker.git, base, head, prefix, f"{prefix}{checker.records_rel}/", f"{prefix}{checker.specs_rel}/")
+
+    @staticmethod
+    def prefix_of(checker: Checker) -> str:
+        """The ledger's folder inside its repository, "" at the top, else with a trailing "/"."""
+        prefix = checker.ledger.root.resolve().relative_to(checker.git.toplevel.resolve()).as_posix()
+        return "" if prefix == "." else prefix + "/"
+
+    def rel(self, path: str) -> str:
+        """A repository path relative to the ledger's root."""
+        return path[len(self.prefix) :]
+
+    def spec(self, commit: str, kind: str, rid: str) -> str:
+        """`commit:path` of the record `rid` if it were of `kind`."""
+        return f"{commit}:{self.rec_prefix}{kind}/{shard_of(rid)}/{rid}.json"
+
+    def read_attachment(self, relpath: str) -> tuple[str | None, bytes]:
+        """(why it cannot be read, or None; its bytes) of an attachment in the head tree."""
+        full = f"{self.rec_prefix}{relpath}"
+        mode = self.git.text("ls-tree", self.head, "--", full, check=False).split(" ")[0]
+        if not mode:
+            return "is missing", b""
+        if mode == "120000":
+            return "is a symlink", b""
+        if mode != "100644" and mode != "100755":
+            return "is not a regular file", b""
+        return None, self.git.read_blobs([f"{self.head}:{full}"])[f"{self.head}:{full}"] or b""
 
 
 class Checker:
@@ -604,28 +648,43 @@ class Checker:
 
     # -- ranges ----------------------------------------------------------------------------
 
-    def run_range(self, base: str, head: str) -> None:  # noqa: C901, PLR0915
-        git = self.git
+    def run_range(self, base: str, head: str) -> None:
+        """Check what the commits from BASE to HEAD add: the records, the pages they change, the
+        config; judged by the base side's committed config, never by the one the push brings."""
         self.result.ranges.append((base, head))
-        top = git.toplevel
-        prefix = self.ledger.root.resolve().relative_to(top.resolve()).as_posix()
-        prefix = "" if prefix == "." else prefix + "/"
-        # The push is judged by the base side's committed config, never by the one it brings
-        # (nor by an uncommitted edit of the working tree's).
+        prefix = _Range.prefix_of(self)
         policy = judge_config(
-            config_at(git, base, prefix + CONFIG_NAME), config_at(git, head, prefix + CONFIG_NAME), self.ledger.config
+            config_at(self.git, base, prefix + CONFIG_NAME),
+            config_at(self.git, head, prefix + CONFIG_NAME),
+            self.ledger.config,
         )
         self.use(policy.config, policy.active)
-        rec_prefix = f"{prefix}{self.records_rel}/"
-        spec_prefix = f"{prefix}{self.specs_rel}/"
-        keyed = declared_files(self.active["keyed-rows"].params) if "keyed-rows" in self.active else []
-        keyed_paths = {prefix + d.path: d for d in keyed}
-        changes, modes = git.diff_with_modes(base, head, [rec_prefix, spec_prefix, prefix + CONFIG_NAME, *keyed_paths])
-        keyed_changes: list[tuple[str, str, str | int | None, bool]] = []  # (git path, status, key, is page)
+        r = _Range.of(self, base, head, prefix)  # the folders as the base side's config names them
+        added, pages_changed, linked = self._range_changes(r)
+        infos = self._range_records(r, added, policy)
+        self._fetch(r, {ref for info in infos for _, ref in info.refs})
+        self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
+        if "unique-key" in self.active:
+            self._range_unique_keys(r, infos)
+        if "rejected-family" in self.active and any(i.family for i in infos):
+            self.families_at(head, r.rec_prefix, infos, lambda wanted: self._fetch(r, wanted))
+        if "attachments" in self.active:
+            for info in infos:
+                self.check_attachment(info, r.read_attachment)
+        self._range_pages(r, pages_changed, linked)
+
+    def _range_changes(self, r: _Range) -> tuple[list[str], list[str], set[str]]:
+        """Records added, pages changed, and paths committed as links (never read); a record changed
+        or removed is `append-only`; the config is read; declared keyed tables (and pages that
+        declare them) are checked by `keyed-rows`."""
         added: list[str] = []
         pages_changed: list[str] = []
-        rel = lambda p: p[len(prefix) :]  # noqa: E731  path relative to the ledger root
-        linked = self.tree_links(head, prefix, rec_prefix, spec_prefix, changes, modes)
+        config = r.prefix + CONFIG_NAME
+        keyed = declared_files(self.active["keyed-rows"].params) if "keyed-rows" in self.active else []
+        keyed_paths = {r.prefix + d.path: d for d in keyed}
+        keyed_changes: list[tuple[str, str, str | int | None, bool]] = []  # (git path, status, key, is page)
+        changes, modes = self.git.diff_with_modes(r.base, r.head, [r.rec_prefix, r.spec_prefix, config, *keyed_paths])
+        linked = self.tree_links(r.head, r.prefix, r.rec_prefix, r.spec_prefix, changes, modes)
         for status, path in changes:
             if path in linked:
                 continue
@@ -633,33 +692,36 @@ class Checker:
                 keyed_changes.append((path, status, keyed_paths[path].key, False))
                 continue
             if (
-                path.startswith(spec_prefix)
+                path.startswith(r.spec_prefix)
                 and path.endswith(".md")
                 and status in "MDT"
                 and "keyed-rows" in self.active
             ):
                 keyed_changes.append((path, status, None, True))
-            if path.startswith(rec_prefix):
+            if path.startswith(r.rec_prefix):
                 if status == "A":
                     added.append(path)
                 else:
-                    self.emit(
-                        "append-only",
-                        rel(path),
-                        f"record file {STATUS_WORDS.get(status, 'changed')} against {base[:12]}",
-                    )
-            elif path.startswith(spec_prefix) and path.endswith(".md") and status in "AMT":
+                    words = STATUS_WORDS.get(status, "changed")
+                    self.emit("append-only", r.rel(path), f"record file {words} against {r.base[:12]}")
+            elif path.startswith(r.spec_prefix) and path.endswith(".md") and status in "AMT":
                 pages_changed.append(path)
-            elif path == prefix + CONFIG_NAME and status in "AM":
-                raw = git.read_blobs([f"{head}:{path}"]).get(f"{head}:{path}") or b""
+            elif path == config and status in "AM":
+                raw = self.git.read_blobs([f"{r.head}:{path}"]).get(f"{r.head}:{path}") or b""
                 self.result.violations.extend(inspect_artifact(CONFIG_NAME, raw, self.file_rules(), text_page=True))
                 if status == "M":
-                    old = git.read_blobs([f"{base}:{path}"]).get(f"{base}:{path}") or b""
+                    old = self.git.read_blobs([f"{r.base}:{path}"]).get(f"{r.base}:{path}") or b""
                     self.check_mark_lowered(old, raw)
-        if keyed_changes and base != EMPTY_TREE:
-            self.check_keyed_rows(base, head, keyed_changes, rel)
-        blobs = git.read_blobs([f"{head}:{p}" for p in added])
-        batch = [(p[len(rec_prefix) :], blobs.get(f"{head}:{p}") or b"") for p in added]
+        if keyed_changes and r.base != EMPTY_TREE:
+            self.check_keyed_rows(r.base, r.head, keyed_changes, r.rel)
+        return added, pages_changed, linked
+
+    def _range_records(self, r: _Range, added: list[str], policy: Any) -> list[Info]:
+        """Inspect the added record files: a loosened config needs a record that accepts it
+        (`config-change`), times are checked against their commits (`record-time`), and an id the
+        range repeats, or that the base has, is `unique-id`."""
+        blobs = self.git.read_blobs([f"{r.head}:{p}" for p in added])
+        batch = [(p[len(r.rec_prefix) :], blobs.get(f"{r.head}:{p}") or b"") for p in added]
         violations, infos = inspect_batch(batch, self.file_rules())
         self.result.violations.extend(violations)
         self.result.records_checked += sum(1 for p in added if p.endswith(".json"))
@@ -668,105 +730,85 @@ class Checker:
                 self.emit(
                     "config-change",
                     CONFIG_NAME,
-                    f"the push {change.message}; it is judged by the config of {base[:12]}",
+                    f"the push {change.message}; it is judged by the config of {r.base[:12]}",
                     field=change.field or None,
                 )
         if "record-time" in self.active and infos:
-            self.check_commit_times(base, head, rec_prefix, infos)
+            self.check_commit_times(r.base, r.head, r.rec_prefix, infos)
         new_ids: dict[str, Info] = {}
         for info in infos:
             if info.id in new_ids:
                 self.emit("unique-id", info.path, f"id {info.id} is also the id of {new_ids[info.id].path}", field="id")
             new_ids.setdefault(info.id, info)
         self.infos.update(new_ids)
-
-        def spec(commit: str, kind: str, rid: str) -> str:
-            return f"{commit}:{rec_prefix}{kind}/{shard_of(rid)}/{rid}.json"
-
         # Ids the push adds must not exist in the base tree under any kind.
-        if "unique-id" in self.active and base != EMPTY_TREE and new_ids:
-            olds = git.read_blobs([spec(base, k, rid) for rid in new_ids for k in KINDS])
+        if "unique-id" in self.active and r.base != EMPTY_TREE and new_ids:
+            olds = self.git.read_blobs([r.spec(r.base, k, rid) for rid in new_ids for k in KINDS])
             for rid, info in new_ids.items():
                 for k in KINDS:
-                    if olds.get(spec(base, k, rid)) is not None and f"{rec_prefix}{k}/" not in info.path:
+                    if olds.get(r.spec(r.base, k, rid)) is not None and f"{r.rec_prefix}{k}/" not in info.path:
                         self.emit("unique-id", info.path, f"id {rid} is already the id of a {k} record", field="id")
+        return infos
 
-        # Referenced records: the push's own, else read from the head tree (12 paths per id, one batch).
-        def fetch(wanted: set[str]) -> None:
-            wanted = wanted - set(self.infos)
-            if not wanted:
-                return
-            found = git.read_blobs([spec(head, k, rid) for rid in wanted for k in KINDS])
-            quiet = FileRules()
-            for rid in wanted:
-                for k in KINDS:
-                    raw = found.get(spec(head, k, rid))
-                    if raw is not None:
-                        _, info = inspect_file(f"{k}/{shard_of(rid)}/{rid}.json", raw, quiet)
-                        if info is not None:
-                            self.infos[rid] = info
-                        break
+    def _fetch(self, r: _Range, wanted: set[str]) -> None:
+        """Read the records `wanted` names from the head tree (not yet known): one batch, every kind's path."""
+        wanted = wanted - set(self.infos)
+        if not wanted:
+            return
+        found = self.git.read_blobs([r.spec(r.head, k, rid) for rid in wanted for k in KINDS])
+        quiet = FileRules()
+        for rid in wanted:
+            for k in KINDS:
+                raw = found.get(r.spec(r.head, k, rid))
+                if raw is not None:
+                    _, info = inspect_file(f"{k}/{shard_of(rid)}/{rid}.json", raw, quiet)
+                    if info is not None:
+                        self.infos[rid] = info
+                    break
 
-        fetch({ref for info in infos for _, ref in info.refs})
-        self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
+    def _range_unique_keys(self, r: _Range, infos: list[Info]) -> None:
+        self._base, self._prefix = r.base, r.prefix
+        existing: dict[str, dict[str, list[str]]] = {}
+        for kind in {i.kind for i in infos if i.keys}:
+            existing[kind] = (
+                key_index(self.git, r.base, f"{r.rec_prefix}{kind}", kind, KINDS[kind].UNIQUE_KEYS)
+                if r.base != EMPTY_TREE
+                else {}
+            )
+        self.check_unique(infos, existing)
 
-        if "unique-key" in self.active:
-            self._base, self._prefix = base, prefix
-            existing: dict[str, dict[str, list[str]]] = {}
-            for kind in {i.kind for i in infos if i.keys}:
-                existing[kind] = (
-                    key_index(git, base, f"{rec_prefix}{kind}", kind, KINDS[kind].UNIQUE_KEYS)
-                    if base != EMPTY_TREE
-                    else {}
-                )
-            self.check_unique(infos, existing)
+    def _range_pages(self, r: _Range, pages_changed: list[str], linked: set[str]) -> None:
+        """The changed pages are checked; the high-water mark counts all of them (links are never read)."""
+        all_pages = [p for p in self.git.ls_tree(r.head, r.spec_prefix) if p.endswith(".md") and p not in linked]
+        texts = self.git.read_blobs([f"{r.head}:{p}" for p in all_pages])
+        pages_text = {r.rel(p): (texts.get(f"{r.head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
+        owners = self._issue_owners(r, pages_text)
+        # Records that changed pages name beside their figures (for their spread).
+        self._fetch(
+            r, {i for p in pages_changed for f in pages_mod.quoted_figures(pages_text[r.rel(p)]) for i in f.ids}
+        )
+        self.page_checks(pages_text, [r.rel(p) for p in pages_changed], owners.get)
 
-        if "rejected-family" in self.active and any(i.family for i in infos):
-            self.families_at(head, rec_prefix, infos, fetch)
-
-        if "attachments" in self.active:
-
-            def read_git(relpath: str):
-                full = f"{rec_prefix}{relpath}"
-                mode = git.text("ls-tree", head, "--", full, check=False).split(" ")[0]
-                if not mode:
-                    return "is missing", b""
-                if mode == "120000":
-                    return "is a symlink", b""
-                if mode != "100644" and mode != "100755":
-                    return "is not a regular file", b""
-                return None, git.read_blobs([f"{head}:{full}"])[f"{head}:{full}"] or b""
-
-            for info in infos:
-                self.check_attachment(info, read_git)
-
-        # Pages: the changed ones are checked; the high-water mark counts all of them.
-        all_pages = [p for p in git.ls_tree(head, spec_prefix) if p.endswith(".md") and p not in linked]
-        texts = git.read_blobs([f"{head}:{p}" for p in all_pages])
-        pages_text = {rel(p): (texts.get(f"{head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
+    def _issue_owners(self, r: _Range, pages_text: dict[str, str]) -> dict[int, str | None]:
+        """Owner of each issue that an unowned Owed item of a page cites, from the head tree's issue records."""
         issue_numbers: set[int] = set()
-
         for text in pages_text.values():
             for _, _, owner, issues in owed_of_page(text, page_settings(text)[0]):
                 if not owner:
                     issue_numbers.update(issues)
-        owners: dict[int, str | None] = {}
-        if issue_numbers:
-            index = key_index(git, head, f"{rec_prefix}issue", "issue", ("number",))
-            paths = [p for n in issue_numbers for p in index.get(f"number={n}", [])]
-            blobs = git.read_blobs([f"{head}:{rec_prefix}issue/{p}" for p in paths])
-
-            found = []
-            for p in paths:
-                blob = blobs.get(f"{head}:{rec_prefix}issue/{p}")
-                data = json.loads(blob) if blob else {}
-                found.append(
-                    (data.get("id", ""), data.get("number"), data.get("owner"), set(data.get("supersedes", [])))
-                )
-            owners = _live_issue_owners(found)
-        # Records that changed pages name beside their figures (for their spread).
-        fetch({i for p in pages_changed for f in pages_mod.quoted_figures(pages_text[rel(p)]) for i in f.ids})
-        self.page_checks(pages_text, [rel(p) for p in pages_changed], owners.get)
+        if not issue_numbers:
+            return {}
+        index = key_index(self.git, r.head, f"{r.rec_prefix}issue", "issue", ("number",))
+        paths = [p for n in issue_numbers for p in index.get(f"number={n}", [])]
+        blobs = self.git.read_blobs([f"{r.head}:{r.rec_prefix}issue/{p}" for p in paths])
+        found = []
+        for p in paths:
+            blob = blobs.get(f"{r.head}:{r.rec_prefix}issue/{p}")
+            issue = json.loads(blob) if blob else {}
+            found.append(
+                (issue.get("id", ""), issue.get("number"), issue.get("owner"), set(issue.get("supersedes", [])))
+            )
+        return _live_issue_owners(found)
 
     def tree_links(self, head: str, prefix: str, rec_prefix: str, spec_prefix: str, changes, modes) -> set[str]:
         """Paths the push adds or changes as symlinks (git mode 120000) or submodules under the
