@@ -85,6 +85,7 @@ def test_demo_sandwich_deltas_carry_only_their_recorded_digits(demo) -> None:
     target, _ = demo
     built = run_ledger(target, "site", "build", "--strict")
     assert built.returncode == 0, built.stdout + built.stderr
+    assert git(target, "status", "--porcelain").stdout == "", "the build rewrote a committed file"
     page = (target / "site" / "sandwiches" / "index.html").read_text(encoding="utf-8")
     assert "-1.0830%" in page and "+0.01597%" in page and "+0.18%" in page, page
     assert "1.0829733" not in page and "0.015966317" not in page

@@ -249,6 +249,16 @@ def _docs_prefix(ledger, docs: Path, mkdocs_docs: Path) -> str:
     return "" if rel == "." else rel + "/"
 
 
+def prepare_mkdocs(ledger) -> bool:
+    """Add what ledger's pages need to mkdocs.yml (`mkdocs_run.ensure_nav`). `ledger init`
+    calls it, so that the file a user commits after init is the one every build reads and a
+    build leaves the working tree clean (a rewritten mkdocs.yml stamped every later record
+    dirty). True when the file changed."""
+    mkdocs_yml = ledger.root / ledger.config.site.mkdocs_yml
+    docs = (ledger.root / ledger.config.site.docs_dir).resolve()
+    return mkdocs_run.ensure_nav(mkdocs_yml, _docs_prefix(ledger, docs, mkdocs_run.docs_dir(mkdocs_yml)))
+
+
 def build_site(
     ledger, *, out: Path | str | None = None, strict: bool = True, progress: Progress | None = None, mkdocs: bool = True
 ) -> SiteResult:
