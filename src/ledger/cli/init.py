@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..site.builder import prepare_mkdocs
+from ..site.mkdocs_run import prepare_mkdocs
 from ..store import Ledger
 from ..store.init import init
 from .output import FORMAT_OPTION, print_json

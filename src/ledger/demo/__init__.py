@@ -20,7 +20,7 @@ from ..config import set_config_value
 from ..errors import InputError, Problem
 from ..git import Git
 from ..schema.envelope import Envelope
-from ..site.builder import prepare_mkdocs
+from ..site.mkdocs_run import prepare_mkdocs
 from ..store.add import Stamping, add
 from ..store.init import init
 from ..store.inputs import Item, parse_items
