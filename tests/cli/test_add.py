@@ -158,3 +158,24 @@ def test_bad_input_in_a_repository_without_commits_reports_both(tmp_path: Path) 
     assert result.returncode == 2
     assert "no commit" in result.stderr and "field body" in result.stderr
     assert not list((root / "ledger" / "records").rglob("*.json"))
+
+
+def test_list_keeps_the_value_at_80_columns_beside_imported_records(repo: Path) -> None:
+    """Imported ids share a long prefix and their summary is a title without the figure:
+    at 80 columns the summary wraps and the value column stays (it used to be dropped)."""
+    added = run_ledger(repo, "add", "measurement", "-", input='{"samples": [0.712, 0.709, 0.708, 0.711]}')
+    assert added.returncode == 0, added.stderr
+    data = Path(__file__).resolve().parents[1] / "importers" / "data"
+    for fmt, name in (("hyperfine", "hyperfine_sleep.json"), ("pyperf", "pyperf/mult_list_py36_tags.json")):
+        result = run_ledger(repo, "import", fmt, str(data / name))
+        assert result.returncode == 0, result.stdout + result.stderr
+    rows = json.loads(run_ledger(repo, "list", "--format", "json").stdout)
+    values = [r["value"] for r in rows if r["value"]]
+    assert len(values) >= 4
+    listed = run_ledger(repo, "list", env={"COLUMNS": "80"})
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert "value" in lines[1].split()
+    assert all(len(line) <= 80 for line in lines), listed.stdout
+    for v in values:
+        assert v in listed.stdout, (v, listed.stdout)

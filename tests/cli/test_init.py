@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from conftest import run_ledger
+from conftest import git, run_ledger
 
 
 def test_init_twice_changes_nothing(tmp_path: Path) -> None:
@@ -39,3 +40,17 @@ def test_bad_config_is_reported_with_its_field(repo: Path) -> None:
     )
     result = run_ledger(repo, "list")
     assert result.returncode == 2 and "ledger.yaml" in result.stderr and "recrods" in result.stderr
+
+
+def test_site_build_leaves_the_committed_init_clean(repo: Path) -> None:
+    """The quickstart commits what `ledger init` wrote; a site build must not rewrite the
+    tracked mkdocs.yml afterwards, or every later record is stamped dirty."""
+    assert run_ledger(repo, "add", "note", "-", input="body: first").returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a note")
+    built = run_ledger(repo, "site", "build", "--strict")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert git(repo, "status", "--porcelain").stdout == ""
+    rid = run_ledger(repo, "add", "note", "-", input="body: after the build").stdout.strip()
+    shown = run_ledger(repo, "show", rid, "--format", "json")
+    assert json.loads(shown.stdout)["source"]["dirty"] is False

@@ -77,3 +77,19 @@ def test_demo_historical_bf16_runs_are_non_comparable(demo) -> None:
     rec = json.loads(run_ledger(target, "show", bf16[0]["id"], "--format", "json").stdout)
     assert rec["comparable"] is False and "dit_precision=bf16" in rec["non_comparable_reason"]
     assert rec["links"]["tracker_runs"] == ["5h2cy7m9", "zj6wqtpg", "nzh2k20t", "gbjiw7og"]
+
+
+def test_demo_sandwich_deltas_carry_only_their_recorded_digits(demo) -> None:
+    """The env-only sandwiches were transcribed with one baseline (A = B, drift 0): the delta
+    is no finer than the values' last recorded digit, -1.0830%, never -1.0829733%."""
+    target, _ = demo
+    built = run_ledger(target, "site", "build", "--strict")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert git(target, "status", "--porcelain").stdout == "", "the build rewrote a committed file"
+    page = (target / "site" / "sandwiches" / "index.html").read_text(encoding="utf-8")
+    assert "-1.0830%" in page and "+0.01597%" in page and "+0.18%" in page, page
+    assert "1.0829733" not in page and "0.015966317" not in page
+    for sandwich in (target / "site" / "records" / "sandwich").glob("*.html"):
+        lead = sandwich.read_text(encoding="utf-8").split('<h2 id="fields"')[0]  # the raw fields keep every digit
+        assert "1.0829733" not in lead and "0.015966317" not in lead, sandwich.name
+        assert "%" in lead

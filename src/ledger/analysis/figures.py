@@ -270,6 +270,23 @@ def quote_rough(value: float | None, unit: str = "") -> str:
     )
 
 
+def recorded_resolution(*values: float | None) -> float | None:
+    """The place of the last decimal any of `values` was recorded with (as Python writes
+    the float back): recorded_resolution(0.707866, 0.7002) == 1e-06; None without one."""
+    places = []
+    for value in values:
+        if value is None or not math.isfinite(float(value)):
+            continue
+        text = repr(float(value))
+        if "e" in text:
+            mantissa, exponent = text.split("e")
+            decimals = len(mantissa.split(".")[1].rstrip("0")) if "." in mantissa else 0
+            places.append(decimals - int(exponent))
+        else:
+            places.append(len(text.split(".")[1].rstrip("0")))
+    return 10.0 ** -max(places) if places else None
+
+
 def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
     """A sandwich's figures as every surface prints them.
 
@@ -279,6 +296,12 @@ def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
     drift and floor, themselves spreads, to two significant figures.
     """
     drift_abs = abs(s.a_value - s.b_value) or None
+    # Where A and B are equal (a transcribed sandwich with one published baseline), the
+    # delta is still no finer than the last digit the three values were recorded with:
+    # -1.083% from 0.707866 and 0.7002, never -1.0829733%.
+    resolution = drift_abs or recorded_resolution(s.a_value, s.b_value, s.candidate_value)
+    midpoint = abs(s.midpoint) if s.midpoint else None
+    resolution_percent = s.drift_percent or (resolution / midpoint * 100 if resolution and midpoint else None)
 
     def arm(rid, value):
         pct = uncertainty_of(rid) if uncertainty_of and rid else None
@@ -289,8 +312,8 @@ def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
         "candidate": arm(s.candidate, s.candidate_value),
         "b": arm(s.control_b, s.b_value),
         "midpoint": quote_spread(s.midpoint, drift_abs, s.unit),
-        "delta": quote_delta(s.delta, drift_abs, s.unit),
-        "delta_percent": quote_delta(s.delta_percent, s.drift_percent or None, "%"),
+        "delta": quote_delta(s.delta, resolution, s.unit),
+        "delta_percent": quote_delta(s.delta_percent, resolution_percent, "%"),
         "drift_percent": quote_rough(s.drift_percent, "%"),
         "floor_percent": quote_rough(s.floor_percent, "%"),
     }

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..site.mkdocs_run import prepare_mkdocs
+from ..store import Ledger
 from ..store.init import init
 from .output import FORMAT_OPTION, print_json
 
@@ -16,6 +18,11 @@ from .output import FORMAT_OPTION, print_json
 def command(directory: str, fmt: str) -> int:
     """Write ledger.yaml, the records folder and mkdocs.yml in DIRECTORY. Running it twice changes nothing."""
     result = init(Path(directory))
+    # What `ledger site build` adds to mkdocs.yml is written now, before the first commit.
+    ledger = Ledger.open(result.root)
+    mkdocs = result.root / ledger.config.site.mkdocs_yml
+    if prepare_mkdocs(ledger) and mkdocs not in result.created + result.updated:
+        result.updated.append(mkdocs)
     if fmt == "json":
         print_json(
             {

@@ -11,13 +11,15 @@ from ..schema.registry import KINDS
 from .console import console, print_fitted
 from .output import FORMAT_OPTION, open_ledger, print_json
 
-#: Columns by importance: id, kind and summary stay at any width; detail leaves first.
+#: Columns by importance: id, kind, summary and the value stay at any width (the summary
+#: wraps to make room; an imported record's summary is its title, without the value);
+#: detail leaves first.
 COLUMNS = [
     Column("id", "id", 1, "id"),
     Column("kind", "kind", 1),
     Column("key", "key", 3, "figure"),
     Column("summary", "summary", 1),
-    Column("value", "value", 2, "figure"),
+    Column("value", "value", 1, "figure"),
     Column("when", "when", 3, "date"),
     Column("topology", "topology", 4),
     Column("commit", "commit", 5, "figure"),

@@ -20,6 +20,7 @@ from ..config import set_config_value
 from ..errors import InputError, Problem
 from ..git import Git
 from ..schema.envelope import Envelope
+from ..site.mkdocs_run import prepare_mkdocs
 from ..store.add import Stamping, add
 from ..store.init import init
 from ..store.inputs import Item, parse_items
@@ -115,6 +116,7 @@ def build_demo(target: Path, campaign: str = "ltx2") -> DemoResult:
     # The campaign's own contract is the current one (for ltx2, not the newer BF16 diagnostic one).
     set_config_value(target, "contract", chosen.contract)
     ledger = Ledger.open(target)
+    prepare_mkdocs(ledger)  # committed as the site build will read it: the build leaves the tree clean
     # Every record goes through the rules `ledger check` applies, as `ledger add` does.
     admit(ledger)
     spec_dir = ledger.specs_dir

@@ -11,6 +11,18 @@ writes the pages, runs MkDocs and checks the links of what it built.
 
 from __future__ import annotations
 
-from .builder import SiteCheckFailed, SiteResult, build_site, generate
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .builder import SiteCheckFailed, SiteResult, build_site, generate
 
 __all__ = ["build_site", "generate", "SiteResult", "SiteCheckFailed"]
+
+
+def __getattr__(name: str) -> Any:
+    # The builder (jinja2, MkDocs) loads on first use: `ledger init` reads ledger.site.mkdocs_run
+    # to write mkdocs.yml, and must work without the site extra.
+    if name in __all__:
+        return getattr(importlib.import_module(f"{__name__}.builder"), name)
+    raise AttributeError(name)

@@ -241,14 +241,6 @@ def _asset(ledger, name: str) -> bytes:
     return resources.files("ledger").joinpath("templates", "site", "assets", name).read_bytes()
 
 
-def _docs_prefix(ledger, docs: Path, mkdocs_docs: Path) -> str:
-    try:
-        rel = docs.relative_to(mkdocs_docs.resolve()).as_posix()
-    except ValueError:
-        return ""
-    return "" if rel == "." else rel + "/"
-
-
 def build_site(
     ledger, *, out: Path | str | None = None, strict: bool = True, progress: Progress | None = None, mkdocs: bool = True
 ) -> SiteResult:
@@ -278,7 +270,7 @@ def _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started)
 
     begun = started
     mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml)
-    prefix = _docs_prefix(ledger, (ledger.root / ledger.config.site.docs_dir).resolve(), mkdocs_docs)
+    prefix = mkdocs_run.docs_prefix(ledger, (ledger.root / ledger.config.site.docs_dir).resolve(), mkdocs_docs)
     if mkdocs:
         mkdocs_run.ensure_nav(mkdocs_yml, prefix)
     directory_urls = mkdocs_run.directory_urls(mkdocs_yml)

@@ -229,3 +229,22 @@ def build(mkdocs_yml: Path, *, out: Path | None = None, strict: bool = True) -> 
         for msg in handler.messages
     ]
     return Path(config["site_dir"]), problems
+
+
+def docs_prefix(ledger, docs: Path, mkdocs_docs: Path) -> str:
+    """Where the generated pages sit inside MkDocs' docs folder ("" at its top, else with a "/")."""
+    try:
+        rel = docs.relative_to(mkdocs_docs.resolve()).as_posix()
+    except ValueError:
+        return ""
+    return "" if rel == "." else rel + "/"
+
+
+def prepare_mkdocs(ledger) -> bool:
+    """Add what ledger's pages need to mkdocs.yml (`ensure_nav`). `ledger init`
+    calls it, so that the file a user commits after init is the one every build reads and a
+    build leaves the working tree clean (a rewritten mkdocs.yml stamped every later record
+    dirty). True when the file changed."""
+    mkdocs_yml = ledger.root / ledger.config.site.mkdocs_yml
+    docs = (ledger.root / ledger.config.site.docs_dir).resolve()
+    return ensure_nav(mkdocs_yml, docs_prefix(ledger, docs, docs_dir(mkdocs_yml)))
