@@ -179,3 +179,19 @@ def test_list_keeps_the_value_at_80_columns_beside_imported_records(repo: Path) 
     assert all(len(line) <= 80 for line in lines), listed.stdout
     for v in values:
         assert v in listed.stdout, (v, listed.stdout)
+
+
+def test_a_yaml_mistake_is_named_at_its_own_line(repo: Path) -> None:
+    """A misspelt or mistyped field is reported at the line it is on, not the record's first
+    line; in a YAML list of records, at the item's line (it used to have no line at all)."""
+    (repo / "note.yaml").write_text("# a note\n\nbody: hi\n\ntitle: ok\ntitel: oops\n")
+    result = run_ledger(repo, "add", "note", "note.yaml")
+    assert result.returncode == 2, result.stderr
+    assert "note.yaml:line 6, field titel: schema-valid" in result.stderr, result.stderr
+    (repo / "contract.yaml").write_text("name: y\nmodel: m\n\n\nwarmup_steps: ten\n")
+    result = run_ledger(repo, "add", "contract", "contract.yaml")
+    assert result.returncode == 2 and "contract.yaml:line 5, field warmup_steps" in result.stderr, result.stderr
+    (repo / "notes.yaml").write_text("- body: a\n- body: b\n  titel: x\n")
+    result = run_ledger(repo, "add", "note", "notes.yaml")
+    assert result.returncode == 2 and "notes.yaml:line 3, field titel" in result.stderr, result.stderr
+    assert record_files(repo) == []

@@ -58,7 +58,8 @@ def validation_problems(exc: ValidationError, item: Item, kind: str) -> list[Pro
     problems = []
     for err in exc.errors():
         loc = _loc(err["loc"]) or "record"
-        where = f"{item.where}, field {loc}" if item.where else f"field {loc}"
+        place = item.where_of(loc)
+        where = f"{place}, field {loc}" if place else f"field {loc}"
         msg = str(err["msg"]).removeprefix("Value error, ")
         # Named by the rule `ledger check` would report it under, so add and check agree.
         problems.append(Problem(item.file, where, f"schema-valid: {msg}", _fix_for(err, kind)))
@@ -202,7 +203,7 @@ _SHA_LINE = len(sha_line("0" * 64)) - 1
 
 
 def _item_problem(item: Item, field: str, message: str, fix: str, number: int | None = None) -> Problem:
-    place = item.where or (f"record {number}" if number else "")
+    place = (item.where_of(field) if field else item.where) or (f"record {number}" if number else "")
     where = ", ".join(part for part in (place, f"field {field}" if field else "") if part)
     return Problem(item.file, where, message, fix)
 

@@ -31,10 +31,24 @@ class Item:
     warnings: tuple[str, ...] = ()
     #: Where the item is when it has no line: "record 2" of a collector's output, say.
     place: str | None = None
+    #: 1-based line of each field of a YAML record, by path as errors name it (`a.b[0]`).
+    field_lines: tuple[tuple[str, int], ...] = ()
 
     @property
     def where(self) -> str:
         return f"line {self.line}" if self.line else (self.place or "")
+
+    def where_of(self, field: str) -> str:
+        """Where `field` is: its own line when the YAML said (`titel` on line 6, not the
+        record's first line), else the nearest enclosing field's, else the record's."""
+        lines = dict(self.field_lines)
+        path = field
+        while path:
+            if path in lines:
+                return f"line {lines[path]}"
+            cut = max(path.rfind("."), path.rfind("["))
+            path = path[:cut] if cut > 0 else ""
+        return self.where
 
 
 def read_items(source: str | Path, limits: Limits | None = None) -> list[Item]:
@@ -302,12 +316,18 @@ def _yaml(text: str, name: str, limits: Limits) -> list[Item]:
     # a list of records), aliases while converting (`_Plain`).
     yaml.max_depth = limits.max_depth + 1
     items: list[Item] = []
+    documents: list[Any] = []
     try:
         for doc in yaml.load_all(text):
             if doc is None:
                 continue
             line = doc.lc.line + 1 if hasattr(doc, "lc") and doc.lc.line is not None else None
-            items.append(Item(_Plain(name, limits.max_yaml_aliases).convert(doc, line), name, line))
+            items.append(
+                Item(
+                    _Plain(name, limits.max_yaml_aliases).convert(doc, line), name, line, field_lines=_field_lines(doc)
+                )
+            )
+            documents.append(doc)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -321,14 +341,19 @@ def _yaml(text: str, name: str, limits: Limits) -> list[Item]:
         raise _deep(name, "") from None
     warned = comment_warnings(text)
     if len(items) == 1 and isinstance(items[0].data, list):
-        return [Item(d, name, None, tuple(w for _, w in warned)) for d in items[0].data]
+        # A list of records: each item starts at its own line and knows its fields' lines.
+        seq = documents[0]
+        return [
+            Item(d, name, _line_of(seq, i, None), tuple(w for _, w in warned), field_lines=_field_lines(seq[i]))
+            for i, d in enumerate(items[0].data)
+        ]
     if warned:
         starts = [it.line or 1 for it in items]
         out = []
         for n, it in enumerate(items):
             end = starts[n + 1] if n + 1 < len(starts) else 10**9
             mine = tuple(w for line, w in warned if starts[n] <= line < end or (n == 0 and line < starts[0]))
-            out.append(Item(it.data, it.file, it.line, mine))
+            out.append(Item(it.data, it.file, it.line, mine, it.place, it.field_lines))
         items = out
     return items
 
@@ -455,6 +480,25 @@ def _yaml_decimals(value: Any) -> int | None:
     if not isinstance(value, float) or width is None or dot is None or getattr(value, "_exp", None):
         return None
     return max(width - dot - 1, 0)
+
+
+def _field_lines(node: Any, path: str = "", depth: int = 0) -> tuple[tuple[str, int], ...]:
+    """(path, 1-based line) of every key and list item under `node`, from ruamel's positions."""
+    out: list[tuple[str, int]] = []
+    if depth > 32 or not hasattr(node, "lc"):
+        return ()
+    if isinstance(node, dict):
+        entries = [(k, f"{path}.{k}" if path else str(k)) for k in node]
+    elif isinstance(node, list):
+        entries = [(i, f"{path}[{i}]") for i in range(len(node))]
+    else:
+        return ()
+    for key, sub in entries:
+        line = _line_of(node, key, None)
+        if line is not None:
+            out.append((sub, line))
+        out.extend(_field_lines(node[key], sub, depth + 1))
+    return tuple(out)
 
 
 def _line_of(node: Any, key: Any, default: int | None) -> int | None:
