@@ -8,7 +8,15 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis.figures import as_recorded, exact_bytes, quote_of, readable_bytes, readable_duration, result_line
+from ..analysis.figures import (
+    as_recorded,
+    exact_bytes,
+    quote_at,
+    quote_of,
+    readable_bytes,
+    readable_duration,
+    result_line,
+)
 from .console import console
 from .list import summary
 from .output import FORMAT_OPTION, open_ledger, print_json
@@ -26,6 +34,10 @@ def text_of(record, key: str, value) -> str:
     if isinstance(value, (int, float)) and (key.endswith("_s") or key.endswith("_seconds")):
         return f"{readable_duration(value)} ({as_recorded(value)} s)"
     if isinstance(value, float):
+        if record.kind == "measurement" and key in ("min", "max") and _apart(record):
+            # The ends of the range stay apart (0.708 and 0.712, not 0.71 and 0.71 beside a
+            # 0.71 median): rounded at the leading digit of the range max - min.
+            return quote_at(value, record.max - record.min)
         if record.kind == "measurement" and key in SPREAD_FIELDS:
             return quote_of(record, value, field=key)
         return as_recorded(value)
@@ -35,6 +47,11 @@ def text_of(record, key: str, value) -> str:
         text = json.dumps(value, ensure_ascii=False)
         return text if len(text) < 100 else json.dumps(value, indent=2, ensure_ascii=False)
     return str(value)
+
+
+def _apart(record) -> bool:
+    low, high = record.min, record.max
+    return isinstance(low, (int, float)) and isinstance(high, (int, float)) and high > low
 
 
 @click.command("show")
