@@ -205,3 +205,16 @@ def test_show_keeps_min_and_max_apart(repo: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     fields = {line.split()[0]: line.split()[1] for line in shown.stdout.splitlines() if len(line.split()) == 2}
     assert (fields["min"], fields["median"], fields["max"]) == ("0.708", "0.71", "0.712"), shown.stdout
+
+
+def test_import_table_never_folds_an_id_at_80_columns(repo: Path) -> None:
+    """The import summary printed `01M8S48DRD3AADG7RYCD` and `M705JP` on two lines at 80
+    columns: an id that cannot be copied. Ids stay whole; the summary wraps instead."""
+    data = Path(__file__).resolve().parents[1] / "importers" / "data" / "pyperf" / "mult_list_py36_tags.json"
+    result = run_ledger(repo, "import", "pyperf", str(data), env={"COLUMNS": "80"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    ids = [r["id"] for r in json.loads(run_ledger(repo, "list", "--format", "json").stdout)]
+    assert len(ids) == 4
+    for rid in ids:
+        assert rid in result.stdout, (rid, result.stdout)
+    assert all(len(line) <= 80 for line in result.stdout.splitlines())

@@ -145,8 +145,10 @@ def command(
     table = Table(
         title=f"{'would import' if dry_run else 'imported'} {len(rows)} record(s) from {len(files)} {import_format} file(s)"
     )
+    id_width = max((len(row["id"]) for row in rows), default=2)
     for col in ("id", "kind", "summary", "outcome", "source"):
-        table.add_column(col, overflow="fold")
+        # An id is never folded (half an id cannot be copied into `ledger show`); text wraps.
+        table.add_column(col, overflow="fold", no_wrap=col == "id", min_width=id_width if col == "id" else None)
     gap_count = 0
     for row in rows:
         gap_count += bool(row["provenance_gaps"])
