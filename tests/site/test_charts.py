@@ -130,3 +130,21 @@ def test_axes_carry_units_and_start_at_zero(tmp_path):
         # The y-axis starts at zero: its lowest tick label is 0, not the noise around 46.5.
         assert "0" in texts or "0.0" in texts, texts
         assert b"<script" not in body.encode()
+
+
+def test_points_under_no_contract_are_never_joined(tmp_path):
+    """Measurements that name no contract (an attention benchmark over kernels and shapes)
+    share no measurement contract: drawn as points, never as a line."""
+    from ledger.site.charts import svg
+
+    root = tmp_path / "campaign"
+    shas = source_repo(root, 3)
+    c = Campaign(root)
+    for i, sha in enumerate(shas):
+        c.add("measurement", 10 + i, {"samples": [1.0 + i, 1.1 + i, 1.2 + i]}, sha=sha)
+    chart = charts_of(root)["step_time"]
+    assert chart.contract_id == "" and len(chart.points) == 3
+    image = svg(chart)
+    drawn = lines(image)
+    assert drawn == {"joined-0": []}, drawn  # markers only
+    assert b"not comparable, not joined" in image

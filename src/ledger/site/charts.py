@@ -258,11 +258,14 @@ def svg(chart: Chart, *, width: float = 8.0, height: float = 3.8) -> bytes:
                     )
             if good:
                 # Only healthy, eligible points are joined: a degraded run is not a regression.
+                # Points under no contract share no measurement contract (other kernels, other
+                # shapes): a line between them would draw a trend the data does not hold.
                 ax.plot(
                     [p.x for p in good],
                     [p.value for p in good],
                     color=colour,
                     linewidth=1.2,
+                    linestyle="-" if chart.contract_id else "none",
                     marker="o",
                     markersize=4,
                     markerfacecolor=colour,
@@ -282,6 +285,10 @@ def svg(chart: Chart, *, width: float = 8.0, height: float = 3.8) -> bytes:
                     gid=f"unjoined-{n}",
                 )
             handles.append(Line2D([], [], color=colour, marker="o", markersize=4, label=_short(topology, 28)))
+        if not chart.contract_id:
+            handles.append(
+                Line2D([], [], linestyle="none", marker="", label="no contract: points not comparable, not joined")
+            )
         if any(not p.eligible for p in chart.points):
             handles.append(
                 Line2D(
