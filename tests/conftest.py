@@ -32,7 +32,18 @@ def run_ledger(
     """Run the installed `ledger` command as a user would."""
     full_env = {**os.environ, **GIT_ENV, **(env or {})}
     # Scheduler variables of the machine running the tests must not leak into stamps.
-    for name in ("SLURM_JOB_ID", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GITHUB_ACTIONS", "GITLAB_CI", "LEDGER_DIR"):
+    # So must the terminal size: pytest-xdist workers export COLUMNS=80 and LINES=24, which
+    # would fold piped output that a user's pipe never folds (tests that want a width say so).
+    for name in (
+        "SLURM_JOB_ID",
+        "WORLD_SIZE",
+        "LOCAL_WORLD_SIZE",
+        "GITHUB_ACTIONS",
+        "GITLAB_CI",
+        "LEDGER_DIR",
+        "COLUMNS",
+        "LINES",
+    ):
         if env is None or name not in env:
             full_env.pop(name, None)
     return subprocess.run([str(LEDGER_BIN), *args], cwd=cwd, env=full_env, text=True, capture_output=True, input=input)

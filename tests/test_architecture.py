@@ -45,7 +45,17 @@ LAYERS: list[tuple[str, ...]] = [
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
 #: packages heavy enough, and optional enough, to be imported where they are used.
-LAZY_OK = ("torch", "matplotlib", "mkdocs", "pynvml", "flash_attn")
+LAZY_OK = (
+    "torch",
+    "matplotlib",
+    "mkdocs",
+    "pynvml",
+    "flash_attn",
+    # The collectors that import torch at their top: `ledger collect env` runs where torch is
+    # not installed, so the command imports them only when it runs their subcommand.
+    "ledger.collectors.attention",
+    "ledger.collectors.ceiling",
+)
 
 
 def module_name(path: Path) -> str:

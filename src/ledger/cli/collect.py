@@ -14,8 +14,6 @@ from typing import Any
 
 import click
 
-from ..collectors.attention import benchmark_attention
-from ..collectors.ceiling import measure_ceiling
 from ..collectors.environment import collect_environment, sample_under_load
 from ..store import Item, add
 from .add import build_stamping, stamping_options
@@ -132,6 +130,9 @@ def ceiling(
     """Measured matmul TFLOP/s and device-to-device copy TB/s: the positive controls."""
     import torch
 
+    # torch-backed: imported here so `ledger collect env` runs where torch is not installed.
+    from ..collectors.ceiling import measure_ceiling
+
     body = measure_ceiling(
         device,
         matmul_size=matmul_size,
@@ -185,6 +186,9 @@ def attention(
 ) -> None:
     """Forward and backward TFLOP/s per implementation, flash-attn's FLOP convention."""
     import torch
+
+    # torch-backed: imported here so `ledger collect env` runs where torch is not installed.
+    from ..collectors.attention import benchmark_attention
 
     bodies = benchmark_attention(
         batch=batch,
