@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -98,8 +100,24 @@ def command(
         a_arm, candidate_arm = Arm(command=split_command(a_cmd)), Arm(command=split_command(candidate_cmd))
         b_arm = Arm(command=split_command(b_cmd)) if b_cmd else None  # None: B is A again
         arms = (a_arm, candidate_arm, b_arm)
-        show_bar = fmt == "text"
-        if show_bar:
+        run = partial(
+            run_sandwich,
+            ledger,
+            arms[0],
+            arms[1],
+            arms[2],
+            rounds=rounds,
+            contract=contract,
+            floor_percent=floor_percent,
+            lower_is_better=False if higher_is_better else None,
+            metric=metric,
+            candidate_label=candidate_label,
+            title=title,
+            stamping=stamping,
+            timeout=timeout,
+            write=not dry_run,
+        )
+        if fmt == "text":
             progress = Progress(
                 TextColumn("[bold]sandwich[/] {task.description}"),
                 BarColumn(),
@@ -115,40 +133,9 @@ def command(
                 progress.update(task, completed=done, description=f"round {round_no}/{rounds}: {name}")
 
             with progress:
-                outcome = run_sandwich(
-                    ledger,
-                    arms[0],
-                    arms[1],
-                    arms[2],
-                    rounds=rounds,
-                    contract=contract,
-                    floor_percent=floor_percent,
-                    lower_is_better=False if higher_is_better else None,
-                    metric=metric,
-                    candidate_label=candidate_label,
-                    title=title,
-                    stamping=stamping,
-                    timeout=timeout,
-                    write=not dry_run,
-                    on_progress=on_progress,
-                )
+                outcome = run(on_progress=on_progress)
         else:
-            outcome = run_sandwich(
-                ledger,
-                arms[0],
-                arms[1],
-                arms[2],
-                rounds=rounds,
-                contract=contract,
-                floor_percent=floor_percent,
-                lower_is_better=False if higher_is_better else None,
-                metric=metric,
-                candidate_label=candidate_label,
-                title=title,
-                stamping=stamping,
-                timeout=timeout,
-                write=not dry_run,
-            )
+            outcome = run()
     r = outcome.result
     ids = {label: getattr(m, "id", None) for label, m in outcome.measurements.items()}
     sandwich_id = getattr(outcome.sandwich, "id", None)
