@@ -1,14 +1,66 @@
-"""Git plumbing through subprocess: one long-lived `cat-file --batch` per tree read, so a
-pre-push check reads only the blobs the push adds. (gitpython would add ~0.1 s of import
-time to every push; these are the same plumbing commands it runs.)"""
+"""The one git layer of ledger: git's own command line through subprocess, used by the
+store's stamps, the checker, the hooks and the demo alike.
+
+Every command runs in a clean environment (`clean_env`): the variables that point git at a
+repository (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, ..., the list `git rev-parse
+--local-env-vars` prints) are dropped, so a hook that git started from a `git worktree`
+(with `GIT_DIR` set) still reads the repository of the folder it was asked about, and
+`GIT_NO_REPLACE_OBJECTS=1`, so `git replace` cannot make a commit or blob read as another.
+
+Reads of many blobs go through one `cat-file --batch`, so a pre-push check reads only the
+blobs the push adds. GitPython is not used: it cost ~0.1 s of import time on every push and
+`ledger add`, ran these same commands, and decoded diffs that the stamps need as exact bytes.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 ZERO = "0" * 40
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+#: What `git rev-parse --local-env-vars` prints (git 2.39-2.47): the variables that tie a git
+#: process to one repository, and that git itself clears before working in another one.
+LOCAL_ENV_VARS = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+)
+#: Variables that change how a pathspec reads (ledger passes `:(exclude,top)` magic), and the
+#: namespace or quarantine of the process that ran the hook.
+OTHER_ENV_VARS = (
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+    "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH",
+)
+
+
+def clean_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`environ` (default: this process's) without the repository-locating GIT_* variables,
+    with replace objects off. Identity (GIT_AUTHOR_*, GIT_COMMITTER_*), ssh and askpass stay."""
+    drop = set(LOCAL_ENV_VARS) | set(OTHER_ENV_VARS)
+    env = {k: v for k, v in (os.environ if environ is None else environ).items() if k not in drop}
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    return env
 
 
 class GitError(RuntimeError):
@@ -18,9 +70,10 @@ class GitError(RuntimeError):
 class Git:
     def __init__(self, cwd: Path):
         self.cwd = Path(cwd)
+        self.env = clean_env()
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
-        proc = subprocess.run(["git", *args], cwd=self.cwd, input=input, capture_output=True)
+        proc = subprocess.run(["git", *args], cwd=self.cwd, input=input, capture_output=True, env=self.env)
         if check and proc.returncode != 0:
             raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
         return proc.stdout
@@ -29,7 +82,12 @@ class Git:
         return self.run(*args, check=check).decode("utf-8", "surrogateescape").strip()
 
     def ok(self, *args: str) -> bool:
-        return subprocess.run(["git", *args], cwd=self.cwd, capture_output=True).returncode == 0
+        return subprocess.run(["git", *args], cwd=self.cwd, capture_output=True, env=self.env).returncode == 0
+
+    def maybe(self, *args: str) -> str | None:
+        """The command's output, or None when it fails (no such ref, no remote, detached HEAD)."""
+        proc = subprocess.run(["git", *args], cwd=self.cwd, capture_output=True, env=self.env)
+        return proc.stdout.decode("utf-8", "surrogateescape").strip() if proc.returncode == 0 else None
 
     @property
     def toplevel(self) -> Path:

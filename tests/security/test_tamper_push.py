@@ -143,3 +143,17 @@ def test_an_attachment_escaping_the_ledger_is_refused(pushed: Path) -> None:
     commit(pushed, "escape")
     stderr = _refused(pushed, "attachments")
     assert "outside the records folder" in stderr
+
+
+def test_a_replace_ref_cannot_make_a_tampered_record_read_as_the_sealed_one(pushed: Path) -> None:
+    """`git replace BAD GOOD` makes git show GOOD wherever BAD is named; the checker reads with
+    replace objects off, so the blob the push really carries is the one checked."""
+    rid = add(pushed, "note", {"body": "as measured"})
+    path = next((pushed / "ledger" / "records" / "note").rglob(f"{rid}.json"))
+    good = git(pushed, "hash-object", "-w", str(path)).stdout.strip()
+    path.write_text(path.read_text().replace("as measured", "as we wished"))
+    commit(pushed, "a tampered record")
+    bad = git(pushed, "rev-parse", f"HEAD:{path.relative_to(pushed).as_posix()}").stdout.strip()
+    git(pushed, "replace", "-f", bad, good)
+    assert git(pushed, "cat-file", "-p", bad).stdout == git(pushed, "cat-file", "-p", good).stdout
+    _refused(pushed, "content-hash")

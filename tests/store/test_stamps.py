@@ -38,6 +38,18 @@ def test_source_can_be_another_checkout(repo: Path, tmp_path: Path) -> None:
     assert rec["source"]["repo"] == "https://example.invalid/org/model.git"  # token never recorded
 
 
+def test_a_git_dir_inherited_from_a_hook_does_not_redirect_the_stamp(repo: Path, tmp_path: Path) -> None:
+    """A hook that git starts from a `git worktree` has GIT_DIR set; the stamp still reads
+    the checkout it is asked about, not the repository GIT_DIR names."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    git(other, "init", "-q")
+    git(other, "commit", "-q", "--allow-empty", "-m", "another repository")
+    rec = added(repo, env={"GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other)})
+    assert rec["source"]["sha"] == git(repo, "rev-parse", "HEAD").stdout.strip()
+    assert rec["source"]["sha"] != git(other, "rev-parse", "HEAD").stdout.strip()
+
+
 def test_historical_abbreviated_sha_is_accepted_and_marked(repo: Path) -> None:
     rec = added(repo, "--source-sha", "20C36ACEF")
     assert rec["source"] == {"sha": "20c36acef", "abbreviated": True, "dirty": False}

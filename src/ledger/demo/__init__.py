@@ -17,6 +17,7 @@ from ..analysis.sandwich import compute as compute_sandwich
 from ..analysis.sandwich import floor_from_config
 from ..config import set_config_value
 from ..errors import InputError, Problem
+from ..git import Git
 from ..schema.envelope import Envelope
 from ..store.add import Stamping, add
 from ..store.init import init
@@ -57,14 +58,8 @@ def _resolve(value: Any, aliases: dict[str, str], where: str) -> Any:
     return value
 
 
-def _git(repo: Any, *args: str) -> str:
-    return repo.git.execute(["git", *args])
-
-
 def build_demo(target: Path) -> DemoResult:
     """Write the example campaign into `target` (which must be absent or empty) and commit it."""
-    import git
-
     target = target.resolve()
     if target.exists() and any(target.iterdir()):
         raise InputError(
@@ -72,13 +67,11 @@ def build_demo(target: Path) -> DemoResult:
             [Problem(str(target), "", "exists and is not empty", "give a new folder, or remove this one first")],
         )
     target.mkdir(parents=True, exist_ok=True)
-    repo = git.Repo.init(target, initial_branch="main")
-    with repo.config_reader() as cfg:
-        has_identity = cfg.has_option("user", "email")
-    if not has_identity:
-        with repo.config_writer() as cfg:
-            cfg.set_value("user", "name", "ledger demo")
-            cfg.set_value("user", "email", "demo@ledger.invalid")
+    repo = Git(target)
+    repo.run("init", "-q", "--initial-branch=main")
+    if not repo.maybe("config", "user.email"):
+        repo.run("config", "user.name", "ledger demo")
+        repo.run("config", "user.email", "demo@ledger.invalid")
     init(target)
     # The campaign's accepted contract is the current one, not the newer BF16 diagnostic one.
     set_config_value(target, "contract", CONTRACT)
@@ -86,8 +79,8 @@ def build_demo(target: Path) -> DemoResult:
     spec_dir = ledger.specs_dir
     spec_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(str(resources.files("ledger.demo").joinpath("data", SPEC)), spec_dir / SPEC)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "Start the LTX-2 MFU campaign ledger")
+    repo.run("add", "-A")
+    repo.run("commit", "-q", "-m", "Start the LTX-2 MFU campaign ledger")
 
     floor = floor_from_config(ledger.config)
     result = DemoResult(target, ledger)
@@ -120,6 +113,6 @@ def build_demo(target: Path) -> DemoResult:
     # The campaign's spec leaves one owed item unowned: that is its high-water mark.
     set_config_value(target, "rules.owed-high-water.high_water", UNOWNED_HIGH_WATER)
     result.ledger = Ledger.open(target)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", f"Record the campaign's evidence ({len(result.records)} records)")
+    repo.run("add", "-A")
+    repo.run("commit", "-q", "-m", f"Record the campaign's evidence ({len(result.records)} records)")
     return result

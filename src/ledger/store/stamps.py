@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, Problem
+from ..git import Git, GitError
 from ..schema.envelope import Allocation, Source, Tool
 from ..version import __version__
 
@@ -67,60 +68,55 @@ def source_stamp(path: Path, exclude: Path | None = None) -> Source:
     is left out of the diff: records are not the measured source, and diffing them made
     every `ledger add` stat every record file, growing with the ledger.
     """
-    import git  # gitpython: imported here so commands that need no git stay fast
-
-    try:
-        repo = git.Repo(path, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise InputError(
-            "source is not a git checkout",
-            [
-                Problem(
-                    str(path),
-                    "source",
-                    "is not inside a git checkout",
-                    "pass --source PATH of the measured checkout, or give source.sha in the record",
-                )
-            ],
-        ) from None
-    try:
-        sha = repo.head.commit.hexsha
-    except ValueError:
+    not_a_checkout = InputError(
+        "source is not a git checkout",
+        [
+            Problem(
+                str(path),
+                "source",
+                "is not inside a git checkout",
+                "pass --source PATH of the measured checkout, or give source.sha in the record",
+            )
+        ],
+    )
+    if not Path(path).is_dir():
+        raise not_a_checkout
+    git = Git(Path(path))
+    top = git.maybe("rev-parse", "--show-toplevel")
+    if not top:  # not in a repository, or in a bare one / inside .git: no checkout to stamp
+        raise not_a_checkout
+    sha = git.maybe("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if not sha:
         raise InputError(
             "source has no commit",
             [Problem(str(path), "source", "the checkout has no commit yet", "commit the measured source first")],
-        ) from None
-    # Tracked changes only: untracked scratch files do not change what was measured.
-    # Exact bytes: gitpython would otherwise decode the diff and strip its last newline.
+        )
+    # Tracked changes only: untracked scratch files do not change what was measured. Exact bytes.
     pathspec: list[str] = []
-    if exclude is not None and repo.working_tree_dir:
+    if exclude is not None:
         try:
-            rel = Path(exclude).resolve().relative_to(Path(repo.working_tree_dir).resolve())
+            rel = Path(exclude).resolve().relative_to(Path(top).resolve())
         except ValueError:
             rel = None
         if rel is not None and rel.parts:
             pathspec = ["--", ".", f":(exclude,top){rel.as_posix()}"]
-    diff = repo.git.diff("HEAD", "--binary", *pathspec, stdout_as_string=False, strip_newline_in_stdout=False)
-    dirty = bool(diff)
-    remote_url = None
     try:
-        remote = repo.remotes["origin"] if "origin" in [r.name for r in repo.remotes] else None
-        if remote is not None:
-            remote_url = next(iter(remote.urls))
-    except (StopIteration, git.GitCommandError):
-        remote_url = None
+        diff = git.run("diff", "--no-ext-diff", "--no-color", "HEAD", "--binary", *pathspec)
+    except GitError as exc:
+        raise InputError(
+            "source cannot be read", [Problem(str(path), "source", str(exc), "run `git status` in the checkout")]
+        ) from None
+    dirty = bool(diff)
+    remote_url = git.maybe("remote", "get-url", "origin")
     # Never the checkout's folder: it names a user's home and differs between machines that
     # measured the same commit (issue 18).
-    repo_id = repository_identity(remote_url, repo.git.rev_list("--max-parents=0", "HEAD").split())
-    branch = None
-    if not repo.head.is_detached:
-        branch = repo.active_branch.name
+    repo_id = repository_identity(remote_url, (git.maybe("rev-list", "--max-parents=0", "HEAD") or "").split())
     return Source(
         repo=repo_id,
         sha=sha,
         dirty=dirty,
         diff_sha256=hashlib.sha256(diff).hexdigest() if dirty else None,
-        branch=branch,
+        branch=git.maybe("symbolic-ref", "--quiet", "--short", "HEAD") or None,
     )
 
 
