@@ -424,7 +424,7 @@ def _write(
 ) -> None:
     from dataclasses import replace
 
-    from ..store.add import Stamping, check_references, prepare, seal_record
+    from ..store.add import Stamping
     from ..store.inputs import Item
     from ..store.stamps import detect_allocation
 
@@ -450,8 +450,39 @@ def _write(
         )
         for label in ARMS
     ]
-    measurements = prepare(ledger, "measurement", m_items, stamping)
-    ids = dict(zip(ARMS, (m.id for m in measurements)))
+    # One batch for all four records: a failure leaves none of them behind.
+    with ledger.batch(stamping) as batch:
+        measurements = batch.add("measurement", m_items)
+        body = _sandwich_body(
+            outcome.result,
+            arms,
+            dict(zip(ARMS, (m.id for m in measurements))),
+            contract_id=contract_id,
+            metric=metric,
+            unit=unit,
+            rounds=rounds,
+            candidate_label=candidate_label,
+            title=title,
+        )
+        batch.add("sandwich", [Item(body, "<sandwich>", None)])
+    outcome.paths = batch.paths
+    outcome.measurements = dict(zip(ARMS, batch.records[: len(ARMS)]))
+    outcome.sandwich = batch.records[-1]
+
+
+def _sandwich_body(
+    result: SandwichResult,
+    arms: dict[str, Arm],
+    ids: dict[str, str],
+    *,
+    contract_id: str | None,
+    metric: str,
+    unit: str,
+    rounds: int,
+    candidate_label: str | None,
+    title: str | None,
+) -> dict[str, Any]:
+    """The sandwich record's fields: the three arms' ids and the verdict their numbers give."""
     body: dict[str, Any] = {
         "title": title
         or f"sandwich: {candidate_label or arms['candidate'].describe()} vs {arms['a'].describe()}"[:500],
@@ -476,16 +507,7 @@ def _write(
     }
     if contract_id:
         body["contract"] = contract_id
-    s_item = Item(body, "<sandwich>", None)
-    sandwiches = prepare(ledger, "sandwich", [s_item], stamping)
-    check_references(ledger, [*measurements, *sandwiches], [*m_items, s_item])
-    sealed = [seal_record(r) for r in (*measurements, *sandwiches)]
-    # One write for all four: a failure leaves none of them behind.
-    outcome.paths = ledger.write(sealed)
-    outcome.measurements = {
-        label: m.model_copy(update={"sha256": d["sha256"]}) for label, m, d in zip(ARMS, measurements, sealed)
-    }
-    outcome.sandwich = sandwiches[0].model_copy(update={"sha256": sealed[-1]["sha256"]})
+    return body
 
 
 def sandwich_from_records(

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import InputError, Problem
 from ..schema.envelope import Envelope
-from ..store.add import Stamping, check_references, prepare, seal_record
+from ..store.add import Batch, Stamping
 from ..store.inputs import Item
 from ..store.ledger import Ledger
 
@@ -401,9 +401,9 @@ def import_files(
     if options.source_sha:
         shas.append(options.source_sha.strip().lower())
     labels = foreign_labels(ledger, shas, options, fmt)
-    records = _build(ledger, drafts, options, labels)
-    if not dry_run:
-        ledger.write([seal_record(r) for r in records])
+    with ledger.batch(Stamping(no_source=True), now=datetime.now(UTC), dry_run=dry_run) as batch:
+        _stage(batch, drafts, options, labels)
+    records = batch.records
     foreign: dict[str, list[str]] = {}
     for r in records:
         if r.source is not None and r.source.repo and r.source.sha in labels:
@@ -413,11 +413,10 @@ def import_files(
     return ImportResult(fmt, records, written=not dry_run, notes=list(options.notes), foreign=foreign)
 
 
-def _build(ledger: Ledger, drafts: list[Draft], options: ImportOptions, labels: dict[str, str]) -> list[Envelope]:
-    created = datetime.now(UTC)
+def _stage(batch: Batch, drafts: list[Draft], options: ImportOptions, labels: dict[str, str]) -> None:
+    """Add every draft to the batch, each once what it points at has an id; every problem of
+    every draft is reported together."""
     ids: dict[str, str] = {}
-    records: list[Envelope | None] = [None] * len(drafts)
-    items: list[Item | None] = [None] * len(drafts)
     problems: list[Problem] = []
     pending = list(range(len(drafts)))
     # Drafts are prepared once what they point at has an id; importers only nest one or two deep.
@@ -428,13 +427,11 @@ def _build(ledger: Ledger, drafts: list[Draft], options: ImportOptions, labels: 
         for i in ready:
             draft = drafts[i]
             data = _finish(draft, ids, options, labels)
-            item = Item(data, draft.file, draft.line)
             try:
-                record = prepare(ledger, draft.kind, [item], Stamping(no_source=True), now=created)[0]
+                [record] = batch.add(draft.kind, [Item(data, draft.file, draft.line)])
             except InputError as exc:
                 problems.extend(_in_file_terms(draft, p) for p in exc.problems)
                 record = None
-            records[i], items[i] = record, item
             if record is not None and draft.handle:
                 ids[draft.handle] = record.id
             elif draft.handle:
@@ -443,9 +440,6 @@ def _build(ledger: Ledger, drafts: list[Draft], options: ImportOptions, labels: 
     if problems:
         problems = list(dict.fromkeys(problems))  # one problem once, however many drafts share it
         raise InputError(f"{len(problems)} problem(s); nothing was written", problems)
-    final = [r for r in records if r is not None]
-    check_references(ledger, final, [it for it in items if it is not None])
-    return final
 
 
 def _handles_known(value: str | list[str], ids: dict[str, str]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -15,8 +15,10 @@ from ..schema.registry import KINDS
 from .canonical import seal
 from .ids import new_id
 from .inputs import Item
-from .ledger import Ledger
 from .stamps import AllocationOverrides, detect_allocation, source_stamp, tool_stamp
+
+if TYPE_CHECKING:  # Ledger.batch() makes the Batch below; the Ledger is named here for types only
+    from .ledger import Ledger
 
 
 @dataclass
@@ -173,6 +175,7 @@ def seal_record(record: Envelope) -> dict[str, Any]:
 
 
 def check_references(ledger: Ledger, records: list[Envelope], items: list[Item]) -> None:
+    """Every reference of `records` resolves to one of them or to a record in the ledger."""
     problems: list[Problem] = []
     batch = {r.id for r in records}
     known: dict[str, bool] = {}
@@ -196,6 +199,47 @@ def check_references(ledger: Ledger, records: list[Envelope], items: list[Item])
         raise InputError(f"{len(problems)} dangling reference(s); nothing was written", problems)
 
 
+class Batch:
+    """Records staged for one all-or-nothing write; made by `Ledger.batch()`.
+
+    `add` validates and stamps records (raising InputError, with nothing staged, when any
+    is wrong) and gives them their ids, so later records of the batch can point at them.
+    `commit` (called when the `with` block ends) checks every reference, seals the records
+    and writes them in one atomic `Ledger.write`; afterwards `records` are the sealed
+    records and `paths` their files.
+    """
+
+    def __init__(self, ledger: Ledger, stamping: Stamping | None = None, *, now: datetime | None = None) -> None:
+        self.ledger = ledger
+        self.stamping = stamping or Stamping()
+        self.now = now
+        self.records: list[Envelope] = []
+        self.items: list[Item] = []
+        self.paths: list[Path] = []
+        self.written = False
+
+    def add(self, kind: str, items: list[Item], stamping: Stamping | None = None) -> list[Envelope]:
+        """Validate and stamp ITEMS as records of KIND; they are written when the batch commits."""
+        records = prepare(self.ledger, kind, items, stamping or self.stamping, now=self.now)
+        self.records.extend(records)
+        self.items.extend(items)
+        return records
+
+    def add_one(self, kind: str, data: dict[str, Any], where: str = "<api>") -> Envelope:
+        return self.add(kind, [Item(data, where, None)])[0]
+
+    def commit(self, *, durable: bool = True, dry_run: bool = False) -> list[Envelope]:
+        if self.written:
+            raise RuntimeError("this batch was already written")
+        check_references(self.ledger, self.records, self.items)
+        sealed = [seal_record(record) for record in self.records]
+        self.records = [r.model_copy(update={"sha256": d["sha256"]}) for r, d in zip(self.records, sealed)]
+        if not dry_run:
+            self.paths = self.ledger.write(sealed, durable=durable)
+        self.written = True
+        return self.records
+
+
 def add(
     ledger: Ledger,
     kind: str,
@@ -206,16 +250,9 @@ def add(
     now: datetime | None = None,
 ) -> list[Envelope]:
     """Validate, check references, seal and write. All or nothing."""
-    records = prepare(ledger, kind, items, stamping, now=now)
-    check_references(ledger, records, items)
-    sealed = []
-    final: list[Envelope] = []
-    for record in records:
-        data = seal_record(record)
-        sealed.append(data)
-        final.append(record.model_copy(update={"sha256": data["sha256"]}))
-    ledger.write(sealed, durable=durable)
-    return final
+    with ledger.batch(stamping, now=now, durable=durable) as batch:
+        batch.add(kind, items)
+    return batch.records
 
 
 def add_one(ledger: Ledger, kind: str, data: dict[str, Any], stamping: Stamping | None = None, **kw: Any) -> Envelope:
@@ -223,4 +260,4 @@ def add_one(ledger: Ledger, kind: str, data: dict[str, Any], stamping: Stamping 
     return add(ledger, kind, [Item(data, "<api>", None)], stamping, **kw)[0]
 
 
-__all__ = ["Stamping", "add", "add_one", "prepare", "seal_record", "check_references", "ENVELOPE_FIELDS"]
+__all__ = ["Batch", "Stamping", "add", "add_one", "prepare", "seal_record", "check_references", "ENVELOPE_FIELDS"]

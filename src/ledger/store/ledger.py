@@ -7,11 +7,19 @@ processes can append at once.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import errno
+import hashlib
 import json
 import os
+import sys
+import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +29,14 @@ from ..schema.envelope import Envelope
 from ..schema.migrate import upgrade
 from ..schema.registry import KINDS, model_for
 from .canonical import canonical_bytes
+from .add import Batch, Stamping
 from .ids import is_id
 
 TMP_PREFIX = ".tmp-"
 #: Folder inside the records folder holding compact attachments (never a kind).
 ATTACHMENTS = "attachments"
-#: Batches larger than this are made durable by one sync() rather than per-file fsync().
+#: Batches larger than this are made durable by one syncfs() of the ledger's file system
+#: rather than one fsync() per file.
 BULK_SYNC_THRESHOLD = 32
 
 
@@ -136,6 +146,31 @@ class Ledger:
 
     # -- writing ---------------------------------------------------------------------------
 
+    @contextmanager
+    def batch(
+        self,
+        stamping: Stamping | None = None,
+        *,
+        now: datetime | None = None,
+        durable: bool = True,
+        dry_run: bool = False,
+    ) -> Iterator[Batch]:
+        """Records added together, written all or none: the one way records get into a ledger.
+
+            with ledger.batch(stamping) as batch:
+                arms = batch.add("measurement", items)           # validated, ids assigned
+                batch.add("sandwich", [Item({..., "control_a": arms[0].id, ...}, "<run>", None)])
+            batch.records, batch.paths                           # sealed and written on leaving
+
+        Records may point at records of the same batch. On leaving the block every reference
+        is checked, every record sealed, and all are written by one atomic `write`; an
+        exception inside the block (or an InputError from `add`) leaves nothing behind.
+        With dry_run, everything is checked and sealed but nothing is written.
+        """
+        batch = Batch(self, stamping, now=now)
+        yield batch
+        batch.commit(durable=durable, dry_run=dry_run)
+
     def write(self, records: Iterable[dict[str, Any]], *, durable: bool = True) -> list[Path]:
         """Write sealed, validated record dicts. All or nothing: on failure, written files are removed.
 
@@ -150,13 +185,15 @@ class Ledger:
             jobs = [(self.path_str(r["kind"], r["id"]), canonical_bytes(r)) for r in records]
             _make_folders({os.path.dirname(path) for path, _ in jobs})
             staged = [(path, f"{os.path.dirname(path)}/{TMP_PREFIX}{os.path.basename(path)}.{pid}") for path, _ in jobs]
-            # A large batch is flushed by one sync() instead of one fsync per file: the
-            # disk then commits the whole batch in one journal transaction.
-            bulk = len(jobs) > BULK_SYNC_THRESHOLD
+            # A large batch is flushed by one syncfs() of the records' file system instead of
+            # one fsync per file: the disk then commits the whole batch in one journal
+            # transaction. Never os.sync(), which flushes every file system of the machine
+            # (a node writing checkpoints would stall the add). Without syncfs: per-file fsync.
+            bulk = len(jobs) > BULK_SYNC_THRESHOLD and _SYNCFS is not None
             for (_, data), (_, tmp) in zip(jobs, staged):
                 _write_tmp(tmp, data, durable and not bulk)
             if durable and bulk:
-                os.sync()
+                _syncfs(self._records_str)
             for path, tmp in staged:
                 # Never replaces an existing file: a record is never overwritten.
                 _place(tmp, path)
@@ -190,8 +227,6 @@ class Attachment:
 
 def write_attachment(ledger: Ledger, data: bytes, folder: str, suffix: str) -> Attachment:
     """Store `data` content-addressed under records/attachments/FOLDER, atomically, never overwriting."""
-    import hashlib
-
     digest = hashlib.sha256(data).hexdigest()
     rel = f"{ATTACHMENTS}/{folder}/{digest[:32]}{suffix}"
     path = os.path.join(ledger._records_str, rel)
@@ -233,8 +268,6 @@ def _make_folders(folders: set[str]) -> None:
         for folder in missing:
             os.makedirs(folder, exist_ok=True)
         return
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(lambda f: os.makedirs(f, exist_ok=True), missing))
 
@@ -246,8 +279,6 @@ STALE_TMP_SECONDS = 600
 def _sweep_stale_tmp(folder: str) -> None:
     """Remove temporary files that killed writers left in `folder` (never a live writer's:
     its pid still runs, or its file is younger than STALE_TMP_SECONDS)."""
-    import time
-
     now, own = time.time(), os.getpid()
     try:
         entries = [e for e in os.scandir(folder) if e.name.startswith(TMP_PREFIX)]
@@ -270,32 +301,53 @@ def _renameat2_noreplace():
     """libc's renameat2(RENAME_NOREPLACE), or None. Python's os module has no no-clobber
     rename; this one call replaces link() + unlink(), a third of a bulk add's metadata
     writes, and is atomic all the same."""
-    import ctypes
-    import ctypes.util
-    import sys
+    fn = _libc_function("renameat2")
+    if fn is not None:
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        fn.restype = ctypes.c_int
+    return fn
 
+
+def _libc_function(name: str) -> Any:
+    """A function of Linux's libc, or None (another system, or a libc without it)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.renameat2
+        return getattr(libc, name)
     except (OSError, AttributeError):
         return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    fn.restype = ctypes.c_int
+
+
+def _syncfs_function() -> Any:
+    """libc's syncfs(fd): flush the one file system that holds fd (Linux 2.6.39+), or None."""
+    fn = _libc_function("syncfs")
+    if fn is not None:
+        fn.argtypes = [ctypes.c_int]
+        fn.restype = ctypes.c_int
     return fn
 
 
 _AT_FDCWD, _RENAME_NOREPLACE = -100, 1
 _RENAMEAT2 = _renameat2_noreplace()
+_SYNCFS = _syncfs_function()
+
+
+def _syncfs(folder: str) -> None:
+    """Flush the file system holding `folder`: every file staged in it reaches the disk."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        if _SYNCFS(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), folder)
+    finally:
+        os.close(fd)
 
 
 def _place(tmp: str, path: str) -> None:
     """Move the finished temporary file to its final name, refusing to replace anything."""
     global _RENAMEAT2
     if _RENAMEAT2 is not None:
-        import ctypes
-
         if _RENAMEAT2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), _RENAME_NOREPLACE) == 0:
             return
         err = ctypes.get_errno()

@@ -1,0 +1,206 @@
+"""The architecture as a test: the layers of the package, read from the source's imports.
+
+    cli  >  demo  >  site | collectors  >  importers  >  checks  >  analysis | pages  >  store
+         >  schema  >  config | git | redact  >  errors | version
+
+A module may import from its own package, from any layer below its own, and never from a
+layer above or from a sibling of the same layer (`a | b`: independent). Two refinements of
+the one-line picture `cli | demo > site | collectors | importers > ...`: the demo is a
+library the `ledger demo` command calls, so it sits under the CLI; and the sandwich runner
+(a collector) reads its child's log with the importers' log parser, so the importers sit
+under the collectors. Every import counts, also one inside a function, which is why the
+last test keeps those to the heavy optional packages.
+
+Nothing is mocked: the source is parsed with `ast`, and the torch test runs a fresh
+interpreter on the real modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "ledger"
+
+#: top to bottom; the names in one tuple are independent of each other.
+LAYERS: list[tuple[str, ...]] = [
+    ("cli", "__main__"),
+    ("demo",),
+    ("site", "collectors"),
+    ("importers",),
+    ("checks",),
+    ("analysis", "pages"),
+    ("store",),
+    ("schema",),
+    ("config", "git", "redact"),
+    ("errors", "version", "templates"),
+]
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+#: packages heavy enough, and optional enough, to be imported where they are used.
+LAZY_OK = ("torch", "matplotlib", "mkdocs", "pynvml", "flash_attn")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+class Imports(ast.NodeVisitor):
+    """Every import of a module: (imported module, line, inside a function or class?)."""
+
+    def __init__(self, name: str, is_package: bool) -> None:
+        self.package = name if is_package else name.rpartition(".")[0]
+        self.found: list[tuple[str, int, bool]] = []
+        self.depth = 0
+
+    def _nested(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _nested
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.found.append((alias.name, node.lineno, self.depth > 0))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = self.package.split(".")[: len(self.package.split(".")) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+        else:
+            target = node.module or ""
+        self.found.append((target, node.lineno, self.depth > 0))
+        # `from . import builder` names a module, not an attribute.
+        for alias in node.names:
+            self.found.append((f"{target}.{alias.name}", node.lineno, self.depth > 0))
+
+
+def imports_of(name: str, path: Path) -> list[tuple[str, int, bool]]:
+    visitor = Imports(name, path.name == "__init__.py")
+    visitor.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    return visitor.found
+
+
+def resolve(target: str, known: dict[str, Path]) -> str | None:
+    """The ledger module an import names (an attribute import resolves to its module)."""
+    while target and target not in known:
+        if "." not in target:
+            return None
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def part_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def graph() -> dict[str, dict[str, int]]:
+    known = modules()
+    edges: dict[str, dict[str, int]] = defaultdict(dict)
+    for name, path in known.items():
+        for target, line, _ in imports_of(name, path):
+            if not target.startswith("ledger"):
+                continue
+            resolved = resolve(target, known)
+            if resolved and resolved != name:
+                edges[name].setdefault(resolved, line)
+    return edges
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    parts = {part_of(name) for name in modules()} - {None}
+    assert parts - set(RANK) == set(), "a new part of ledger needs its place in LAYERS (and in the docstring)"
+
+
+def test_layers_import_only_downwards() -> None:
+    wrong = []
+    for name, targets in graph().items():
+        here = part_of(name)
+        if here is None:  # ledger/__init__.py: the public API re-exports the store and schema
+            assert all(RANK[part_of(t) or "errors"] >= RANK["store"] for t in targets), targets
+            continue
+        for target, line in targets.items():
+            there = part_of(target)
+            if there is None:
+                wrong.append(f"{name}:{line} imports the package root `ledger` (import the module that defines it)")
+            elif there != here and RANK[there] <= RANK[here]:
+                how = "a sibling" if RANK[there] == RANK[here] else "a layer above"
+                wrong.append(f"{name}:{line} imports {target}, {how} ({here} -> {there})")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_no_import_cycles() -> None:
+    """No two modules need each other, not even through imports inside functions."""
+    edges = graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in edges.get(node, {}):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in modules():
+        if name not in index:
+            visit(name)
+    assert cycles == [], "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_imports_at_module_top() -> None:
+    """Only the heavy optional packages (torch, matplotlib, mkdocs, NVML) are imported inside functions."""
+    wrong = []
+    for name, path in modules().items():
+        for target, line, nested in imports_of(name, path):
+            if nested and not target.startswith(LAZY_OK):
+                wrong.append(f"{path.relative_to(SRC)}:{line} imports {target} inside a function")
+    assert sorted(set(wrong)) == [], "\n".join(sorted(set(wrong)))
+
+
+@pytest.mark.parametrize("part", ["checks", "site", "store"])
+def test_checker_site_and_store_never_import_torch_or_the_collectors(part: str) -> None:
+    for name, path in modules().items():
+        if part_of(name) != part:
+            continue
+        for target, line, _ in imports_of(name, path):
+            assert not target.startswith(("torch", "ledger.collectors")), f"{name}:{line} imports {target}"
+
+
+def test_the_core_commands_load_without_torch() -> None:
+    code = (
+        "import sys, ledger, ledger.cli.main, ledger.cli.add, ledger.cli.check, ledger.cli.hook, "
+        "ledger.checks.runner, ledger.store.ledger, ledger.site.builder, ledger.importers.base; "
+        "bad = sorted(m for m in sys.modules if m.startswith(('torch', 'ledger.collectors'))); print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
