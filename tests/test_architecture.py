@@ -30,7 +30,8 @@ PACKAGE = SRC / "ledger"
 
 #: top to bottom; the names in one tuple are independent of each other.
 LAYERS: list[tuple[str, ...]] = [
-    ("cli", "__main__"),
+    ("__main__",),
+    ("cli",),
     ("demo",),
     ("site", "collectors"),
     ("importers",),
@@ -59,12 +60,25 @@ def modules() -> dict[str, Path]:
 
 
 class Imports(ast.NodeVisitor):
-    """Every import of a module: (imported module, line, inside a function or class?)."""
+    """Every import of a module: (imported name, line, inside a function or class?, only for
+    type checkers?). `from a import b` is reported as `a.b`: a module, or an attribute of `a`."""
 
     def __init__(self, name: str, is_package: bool) -> None:
         self.package = name if is_package else name.rpartition(".")[0]
-        self.found: list[tuple[str, int, bool]] = []
+        self.found: list[tuple[str, int, bool, bool]] = []
         self.depth = 0
+        self.typing_only = False
+
+    def visit_If(self, node: ast.If) -> None:
+        if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            self.typing_only = True
+            for child in node.body:
+                self.visit(child)
+            self.typing_only = False
+            for child in node.orelse:
+                self.visit(child)
+        else:
+            self.generic_visit(node)
 
     def _nested(self, node: ast.AST) -> None:
         self.depth += 1
@@ -75,7 +89,7 @@ class Imports(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self.found.append((alias.name, node.lineno, self.depth > 0))
+            self.found.append((alias.name, node.lineno, self.depth > 0, self.typing_only))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
@@ -83,13 +97,12 @@ class Imports(ast.NodeVisitor):
             target = ".".join(base + ([node.module] if node.module else []))
         else:
             target = node.module or ""
-        self.found.append((target, node.lineno, self.depth > 0))
-        # `from . import builder` names a module, not an attribute.
         for alias in node.names:
-            self.found.append((f"{target}.{alias.name}", node.lineno, self.depth > 0))
+            name = target if alias.name == "*" else f"{target}.{alias.name}"
+            self.found.append((name, node.lineno, self.depth > 0, self.typing_only))
 
 
-def imports_of(name: str, path: Path) -> list[tuple[str, int, bool]]:
+def imports_of(name: str, path: Path) -> list[tuple[str, int, bool, bool]]:
     visitor = Imports(name, path.name == "__init__.py")
     visitor.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
     return visitor.found
@@ -109,12 +122,14 @@ def part_of(name: str) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
-def graph() -> dict[str, dict[str, int]]:
+def graph(*, typing_only: bool = True) -> dict[str, dict[str, int]]:
+    """module -> {ledger module it imports: line}; with typing_only=False, without the
+    imports under `if TYPE_CHECKING:` (they never run)."""
     known = modules()
     edges: dict[str, dict[str, int]] = defaultdict(dict)
     for name, path in known.items():
-        for target, line, _ in imports_of(name, path):
-            if not target.startswith("ledger"):
+        for target, line, _, for_types in imports_of(name, path):
+            if not target.startswith("ledger") or (for_types and not typing_only):
                 continue
             resolved = resolve(target, known)
             if resolved and resolved != name:
@@ -145,8 +160,8 @@ def test_layers_import_only_downwards() -> None:
 
 
 def test_no_import_cycles() -> None:
-    """No two modules need each other, not even through imports inside functions."""
-    edges = graph()
+    """No two modules need each other at run time, not even through imports inside functions."""
+    edges = graph(typing_only=False)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -181,7 +196,7 @@ def test_imports_at_module_top() -> None:
     """Only the heavy optional packages (torch, matplotlib, mkdocs, NVML) are imported inside functions."""
     wrong = []
     for name, path in modules().items():
-        for target, line, nested in imports_of(name, path):
+        for target, line, nested, _ in imports_of(name, path):
             if nested and not target.startswith(LAZY_OK):
                 wrong.append(f"{path.relative_to(SRC)}:{line} imports {target} inside a function")
     assert sorted(set(wrong)) == [], "\n".join(sorted(set(wrong)))
@@ -192,7 +207,7 @@ def test_checker_site_and_store_never_import_torch_or_the_collectors(part: str) 
     for name, path in modules().items():
         if part_of(name) != part:
             continue
-        for target, line, _ in imports_of(name, path):
+        for target, line, _, _ in imports_of(name, path):
             assert not target.startswith(("torch", "ledger.collectors")), f"{name}:{line} imports {target}"
 
 

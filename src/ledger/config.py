@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 from .errors import ConfigError, Problem
 
@@ -48,7 +51,6 @@ class Config(BaseModel):
 
 def yaml_rt():
     """A round-trip YAML instance: comments and key order survive load and dump."""
-    from ruamel.yaml import YAML
 
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
@@ -67,8 +69,6 @@ def find_root(start: Path) -> Path | None:
 
 
 def load_config(root: Path) -> Config:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
 
     path = root / CONFIG_NAME
     try:
@@ -118,7 +118,6 @@ def set_config_value(root: Path, key: str, value: Any) -> bool:
         return False
     node[leaf] = value
     Config.model_validate(data)
-    import io
 
     out = io.StringIO()
     yaml.dump(data, out)

@@ -5,6 +5,7 @@ attachments that are regular files inside the records folder matching their sha2
 from __future__ import annotations
 
 import re
+import zlib
 
 from .result import ERROR
 from .rule import Rule
@@ -81,7 +82,6 @@ def readable(raw: bytes) -> tuple[bytes, str | None]:
     secrets) by what it inflates to. Returns (bytes, problem with the compression or None)."""
     if raw[:2] != b"\x1f\x8b":
         return raw, None
-    import zlib
 
     inflater = zlib.decompressobj(wbits=31)
     try:

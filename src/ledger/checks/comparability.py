@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..analysis.sandwich import compute
+from ..errors import LedgerError
 from .info import Info
 from .result import ERROR
 from .rule import Rule
@@ -46,8 +48,6 @@ RULES: tuple[Rule, ...] = (
 
 def verdict_problem(record) -> str | None:
     """Why a sandwich record's verdict does not follow from its numbers, or None."""
-    from ..analysis.sandwich import compute
-    from ..errors import LedgerError
 
     try:
         expected = compute(

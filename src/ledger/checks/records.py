@@ -6,6 +6,7 @@ small `Info` it returns."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -292,7 +293,6 @@ def inspect_batch(batch: list[tuple[str, bytes]], rules: FileRules) -> tuple[lis
 
 def inspect_paths(root: str, paths: list[str], rules: FileRules) -> tuple[list[Violation], list[Info]]:
     """Worker entry for whole-ledger checks: read and inspect files under `root`."""
-    import os
 
     batch = []
     for rel in paths:

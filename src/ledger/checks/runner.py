@@ -4,14 +4,22 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import multiprocessing
 import os
 import time
 from collections import defaultdict
 from pathlib import Path, PurePosixPath
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from .. import pages as pages_mod
 from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
 from ..git import EMPTY_TREE, ZERO, Git, GitError
+from ..schema.registry import KINDS, record_adapter
+from ..store.ledger import shard_of
 from . import comparability
 from .cache import VerificationCache, clean_blobs
 from .history import STATUS_WORDS
@@ -258,7 +266,6 @@ class Checker:
 
     def _read_base_records(self, paths: list[str]) -> list[dict]:
         """Records of the base already holding a key (range checks) or of this ledger (--all)."""
-        import json
 
         out = []
         base = getattr(self, "_base", None)
@@ -450,9 +457,6 @@ class Checker:
             new_ids.setdefault(info.id, info)
         self.infos.update(new_ids)
 
-        from ..schema.registry import KINDS
-        from ..store.ledger import shard_of
-
         def spec(commit: str, kind: str, rid: str) -> str:
             return f"{commit}:{rec_prefix}{kind}/{shard_of(rid)}/{rid}.json"
 
@@ -515,7 +519,6 @@ class Checker:
         texts = git.read_blobs([f"{head}:{p}" for p in all_pages])
         pages_text = {rel(p): (texts.get(f"{head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
         issue_numbers = set()
-        from .. import pages as pages_mod
 
         for text in pages_text.values():
             for _, _, owner, issues in owed_of_page(text, page_settings(text)[0]):
@@ -526,7 +529,6 @@ class Checker:
             index = key_index(git, head, f"{rec_prefix}issue", "issue", ("number",))
             paths = [p for n in issue_numbers for p in index.get(f"number={n}", [])]
             blobs = git.read_blobs([f"{head}:{rec_prefix}issue/{p}" for p in paths])
-            import json
 
             found = []
             for p in paths:
@@ -559,7 +561,6 @@ class Checker:
 
 
 def _shown(raw: str) -> str:
-    import json
 
     try:
         value = json.loads(raw)
@@ -607,8 +608,6 @@ def _live_issue_owners(found: list[tuple[str, int | None, str | None, set[str]]]
 
 def _high_water(raw: bytes) -> int | None:
     """rules.owed-high-water.high_water of a ledger.yaml's bytes (the rule's default when unset)."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
 
     try:
         data = YAML(typ="safe", pure=True).load(raw.decode("utf-8", "replace")) or {}
@@ -653,14 +652,12 @@ def _inspect_all(root: str, paths: list[str], rules: FileRules) -> list[Inspecte
     workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
     if len(paths) < POOL_THRESHOLD or workers < 2:
         return _inspect_each(root, paths, rules)
-    import multiprocessing
 
     # Fork: the workers inherit the imported schema and its compiled validators.
     ctx = multiprocessing.get_context("fork")
     chunk = max(500, len(paths) // (workers * 4))
     chunks = [paths[i : i + chunk] for i in range(0, len(paths), chunk)]
     out: list[Inspected] = []
-    from ..schema.registry import record_adapter
 
     record_adapter()  # build the validator once, before forking
     with ctx.Pool(workers) as pool:

@@ -8,6 +8,7 @@ import click
 from pydantic import ValidationError
 
 from ..errors import InputError, Problem
+from ..importers.logs import read_log
 from ..schema.envelope import Source
 from ..store.add import Stamping, add
 from ..store.inputs import read_items
@@ -93,7 +94,6 @@ def command(
             raise click.UsageError(
                 "--from-log reads measurements: use `ledger add measurement --from-log FILE` with no FILE argument"
             )
-        from ..importers.logs import read_log
 
         items = read_log(from_log, warmup=warmup)
     else:

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from ..checks import run_check
+from ..checks.report import RENDERERS
 from .output import open_ledger
 
 
@@ -50,8 +52,6 @@ def command(
 
     Exit codes: 0 clean (warnings allowed), 1 violations, 2 usage or internal error.
     """
-    from ..checks import run_check
-    from ..checks.report import RENDERERS
 
     if base and pre_push:
         raise click.UsageError("give one of --base REF and --pre-push")

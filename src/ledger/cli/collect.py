@@ -14,6 +14,10 @@ from typing import Any
 
 import click
 
+from ..collectors.attention import benchmark_attention
+from ..collectors.ceiling import measure_ceiling
+from ..collectors.environment import collect_environment, sample_under_load
+from ..store import Item, add
 from .add import build_stamping, stamping_options
 from .output import FORMAT_OPTION, open_ledger, print_json
 
@@ -32,7 +36,6 @@ def _emit(
         else:
             click.echo(f"wrote {len(bodies)} {kind} record(s) to {path}; add them with `ledger add {kind} {path}`")
         return
-    from ..store import Item, add
 
     ledger = open_ledger(ctx)
     records = add(
@@ -86,12 +89,8 @@ def group() -> None:
 def env(ctx: click.Context, load: bool, out, source_path, source_sha, allocation, topology, fmt: str) -> None:
     """GPUs (clocks, power, clock-event reasons, ECC, UUIDs), versions, allowlisted flags, load, health."""
     if load:
-        from ..collectors.environment import sample_under_load
-
         body = sample_under_load()
     else:
-        from ..collectors.environment import collect_environment
-
         body = collect_environment(under_load=False)
     _emit(ctx, "environment", [body], out, fmt, (source_path, source_sha, allocation, topology))
 
@@ -129,8 +128,6 @@ def ceiling(
 ) -> None:
     """Measured matmul TFLOP/s and device-to-device copy TB/s: the positive controls."""
     import torch
-
-    from ..collectors.ceiling import measure_ceiling
 
     body = measure_ceiling(
         device,
@@ -185,8 +182,6 @@ def attention(
 ) -> None:
     """Forward and backward TFLOP/s per implementation, flash-attn's FLOP convention."""
     import torch
-
-    from ..collectors.attention import benchmark_attention
 
     bodies = benchmark_attention(
         batch=batch,

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import click
+from rich.table import Table
+from rich.text import Text
 
+from ..analysis.compare import compare, load_side
 from .output import FORMAT_OPTION, console, open_ledger, print_json
 
 
@@ -33,7 +36,6 @@ def command(ctx: click.Context, a: str, b: str, allow_cross_allocation: bool, al
     refused; across allocations it is refused unless --allow-cross-allocation, which
     labels it not attributable. Refusals exit 2.
     """
-    from ..analysis.compare import compare, load_side
 
     ledger = open_ledger(ctx)
     result = compare(
@@ -42,8 +44,6 @@ def command(ctx: click.Context, a: str, b: str, allow_cross_allocation: bool, al
     if fmt == "json":
         print_json(result.as_dict())
         return 0
-    from rich.table import Table
-    from rich.text import Text
 
     out = console()
     table = Table(

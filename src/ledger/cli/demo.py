@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.table import Table
+from rich.text import Text
 
+from ..demo import build_demo
+from ..demo.summary import summarize
 from .output import FORMAT_OPTION, console, print_json
 
 
@@ -15,8 +19,6 @@ from .output import FORMAT_OPTION, console, print_json
 @FORMAT_OPTION
 def command(directory: str, no_site: bool, fmt: str) -> int:
     """Write the example LTX-2 MFU campaign into DIRECTORY as a git repository, check it and build its site."""
-    from ..demo import build_demo
-    from ..demo.summary import summarize
 
     demo = build_demo(Path(directory))
     summary = summarize(demo, build_site=not no_site)
@@ -28,8 +30,6 @@ def command(directory: str, no_site: bool, fmt: str) -> int:
 
 
 def render(summary, out) -> None:
-    from rich.table import Table
-    from rich.text import Text
 
     out.print(Text(f"Example campaign written to {summary.root}", style="bold"))
     out.print("records: " + ", ".join(f"{n} {kind}" for kind, n in summary.counts.items()))

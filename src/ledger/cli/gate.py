@@ -8,6 +8,10 @@ from pathlib import Path
 
 import click
 
+from ..collectors.gate_runner import run_gate
+from ..errors import InputError, Problem
+from ..importers.base import ImportOptions, import_files
+from ..store.add import add_one
 from .output import FORMAT_OPTION, open_ledger, print_json
 
 
@@ -48,10 +52,6 @@ def run(
         ledger gate run --junit report.xml -- pytest -q --junitxml report.xml
         ledger gate run --ctest -- ctest --test-dir build
     """
-    from ..collectors.gate_runner import run_gate
-    from ..errors import InputError, Problem
-    from ..importers.base import ImportOptions, import_files
-    from ..store.add import add_one
 
     if bool(junit) == ctest:
         raise InputError(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..checks.hooks import install, uninstall
 from .output import open_ledger
 
 
@@ -32,7 +33,6 @@ def _executable() -> str:
 @click.pass_context
 def install_cmd(ctx: click.Context, chain: bool, force: bool) -> int:
     """Write .git/hooks/pre-push (or under core.hooksPath) running `ledger check --pre-push`."""
-    from ..checks.hooks import install
 
     ledger = open_ledger(ctx)
     result = install(ledger.root, _executable(), sys.executable, chain=chain, force=force)
@@ -49,7 +49,6 @@ def install_cmd(ctx: click.Context, chain: bool, force: bool) -> int:
 @click.pass_context
 def uninstall_cmd(ctx: click.Context) -> int:
     """Remove ledger's pre-push hook (a chained hook is put back)."""
-    from ..checks.hooks import uninstall
 
     removed = uninstall(open_ledger(ctx).root)
     click.echo(f"removed {removed}" if removed else "no ledger pre-push hook installed")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import click
+from rich.table import Table
+from rich.text import Text
 
+from ..importers.base import ImportOptions, import_files
 from .output import FORMAT_OPTION, console, open_ledger, print_json
 
 _FORMATS = ["mlperf", "pytest-benchmark", "pyperf", "hyperfine", "asv", "junit", "ctest"]
@@ -95,7 +98,6 @@ def command(
     gap, never filled in with this checkout's commit. A file that is not FORMAT exits 2 with
     the line or key where it went wrong; nothing is written.
     """
-    from ..importers.base import ImportOptions, import_files
 
     ledger = open_ledger(ctx)
     options = ImportOptions(
@@ -137,8 +139,6 @@ def command(
             }
         )
         return 0
-    from rich.table import Table
-    from rich.text import Text
 
     table = Table(
         title=f"{'would import' if dry_run else 'imported'} {len(rows)} record(s) from {len(files)} {import_format} file(s)"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import click
+from rich.table import Table
+from rich.text import Text
 
 from ..analysis.keyed import key_text
 from ..schema.registry import KINDS
@@ -38,8 +40,6 @@ def command(ctx: click.Context, kind: str | None, limit: int | None, fmt: str) -
     if fmt == "json":
         print_json(rows)
         return 0
-    from rich.table import Table
-    from rich.text import Text
 
     table = Table(title=f"{len(rows)} record(s) in {ledger.records_dir.relative_to(ledger.root)}")
     cols = ["id", "kind", "key", "when", "allocation", "topology", "commit", "summary"]

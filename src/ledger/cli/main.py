@@ -11,6 +11,7 @@ import click
 
 from ..errors import LedgerError
 from ..version import __version__
+from .output import print_error
 
 #: command name -> "module:attribute" of its click command.
 SUBCOMMANDS: dict[str, str] = {
@@ -71,8 +72,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="ledger", standalone_mode=False)
     except LedgerError as exc:
-        from .output import print_error
-
         print_error(exc)
         return exc.exit_code
     except click.exceptions.Abort:

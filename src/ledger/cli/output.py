@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from typing import Any
 
 import click
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 from ..errors import LedgerError
+from ..store import Ledger
 
 
 def print_error(exc: LedgerError) -> None:
@@ -24,7 +30,6 @@ def print_json(data: Any) -> None:
 
 
 def console(stderr: bool = False):
-    from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
     # Piped output gets a wide console so ids and SHAs are never folded (COLUMNS overrides).
@@ -33,7 +38,6 @@ def console(stderr: bool = False):
 
 
 def open_ledger(ctx: click.Context):
-    from ..store import Ledger
 
     return Ledger.open((ctx.obj or {}).get("ledger_dir"))
 
@@ -82,7 +86,6 @@ def fit_columns(columns, rows: list[dict], width: int, *, render=str) -> list:
 def console_width() -> int:
     """The terminal's width; COLUMNS when set (a pipe or a test); else 200 for pipes, so
     ids and SHAs are never folded in piped output."""
-    import shutil
 
     if os.environ.get("COLUMNS", "").isdigit():
         return max(int(os.environ["COLUMNS"]), 40)
@@ -93,9 +96,6 @@ def console_width() -> int:
 
 def print_fitted(out, title: str | None, columns, rows: list[dict], *, render=str, empty: str = "") -> list:
     """A table of `rows` with the columns that fit the console, text columns wrapping."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
 
     if title:
         out.print(Text(title, style="bold"))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from .output import console, print_json
+from ..checks import all_rules, configure
+from ..errors import LedgerError
+from .output import console, open_ledger, print_json
 
 
 @click.command("rules")
@@ -13,15 +15,11 @@ from .output import console, print_json
 @click.pass_context
 def command(ctx: click.Context, fmt: str, defaults: bool) -> int:
     """List the rules of `ledger check`, as configured in ledger.yaml (`rules:`)."""
-    from ..checks import all_rules, configure
-    from ..errors import LedgerError
 
     rules = all_rules()
     active = None
     if not defaults:
         try:
-            from .output import open_ledger
-
             active = configure(open_ledger(ctx).config.rules)
         except LedgerError as exc:
             if "no ledger.yaml" not in str(exc):

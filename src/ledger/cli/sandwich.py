@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
+from ..collectors.sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
 from .add import build_stamping, stamping_options
 from .output import FORMAT_OPTION, console, open_ledger, print_json
 
@@ -73,7 +76,6 @@ def command(
 
         ledger sandwich --a 'python bench.py' --candidate 'FLAG=1 python bench.py' --rounds 3
     """
-    from ..collectors.sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
 
     ledger = open_ledger(ctx)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
@@ -95,8 +97,6 @@ def command(
         arms = [Arm(command=split_command(c)) if c else None for c in (a_cmd, candidate_cmd, b_cmd)]
         show_bar = fmt == "text"
         if show_bar:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
             progress = Progress(
                 TextColumn("[bold]sandwich[/] {task.description}"),
                 BarColumn(),
@@ -152,7 +152,6 @@ def command(
     if fmt == "json":
         print_json({"sandwich": sandwich_id, "arms": ids, **r.as_dict(), "reason": r.reason(), "written": not dry_run})
         return 0
-    from rich.table import Table
 
     unit = outcome.sandwich.unit if outcome.sandwich is not None else ""
     table = Table(show_header=True, header_style="bold")

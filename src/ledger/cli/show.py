@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import click
+from rich.table import Table
+from rich.text import Text
 
 from .output import FORMAT_OPTION, console, open_ledger, print_json
 
@@ -23,8 +25,6 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
     if fmt == "json":
         print_json(raw)
         return 0
-    from rich.table import Table
-    from rich.text import Text
 
     record = ledger.load(path)
     out = console()

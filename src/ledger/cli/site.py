@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
+from ..site import build_site
+from ..site.builder import SiteCheckFailed
+from ..site.reference import write_reference
+from ..site.serve import server
 from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .reference import cli_page
 
 
 @click.group("site")
@@ -21,7 +29,6 @@ def _progress(enabled: bool):
     if not enabled:
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(
         SpinnerColumn(),
@@ -45,9 +52,6 @@ def _progress(enabled: bool):
 
 
 def _build(ctx: click.Context, out: str | None, strict: bool, fmt: str):
-    import sys
-
-    from ..site import build_site
 
     ledger = open_ledger(ctx)
     with _progress(fmt == "text" and sys.stderr.isatty()) as progress:
@@ -76,7 +80,6 @@ def build(ctx: click.Context, out: str | None, strict: bool, fmt: str) -> int:
     `site.templates` of ledger.yaml. Exit codes: 0 built, 1 problems under --strict,
     2 bad input.
     """
-    from ..site.builder import SiteCheckFailed
 
     try:
         ledger, result = _build(ctx, out, strict, fmt)
@@ -88,7 +91,6 @@ def build(ctx: click.Context, out: str | None, strict: bool, fmt: str) -> int:
     if fmt == "json":
         print_json({"ok": True, **result.as_dict()})
         return 0
-    from rich.text import Text
 
     out_console = console()
     for problem in result.warnings:
@@ -111,7 +113,6 @@ def build(ctx: click.Context, out: str | None, strict: bool, fmt: str) -> int:
 @click.pass_context
 def serve(ctx: click.Context, port: int, host: str, no_build: bool) -> int:
     """Build the site, then serve it over HTTP until Ctrl-C."""
-    from ..site.serve import server
 
     if no_build:
         ledger = open_ledger(ctx)
@@ -140,8 +141,6 @@ def serve(ctx: click.Context, port: int, host: str, no_build: bool) -> int:
 @click.option("--out", type=click.Path(file_okay=False), default="docs/reference", show_default=True)
 def reference(out: str) -> int:
     """Write the reference pages: record kinds (from the schema), rules, and the CLI."""
-    from ..site.reference import write_reference
-    from .reference import cli_page
 
     for path in write_reference(Path(out), cli_page()):
         click.echo(str(path))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from rich.text import Text
 
 from ..analysis.keyed import issue_owner, owner_of
 from ..analysis.status import OwedEntry, build_status, unique_prefixes
@@ -57,7 +58,6 @@ def command(ctx: click.Context, contract: str | None, fmt: str) -> int:
 
 
 def render(status, out, prefixes: dict[str, str], unreadable: list[str]) -> None:
-    from rich.text import Text
 
     c = status.contract
     if c:

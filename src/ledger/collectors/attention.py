@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from .ceiling import _timed, device_name
+from .flash import fa2_status, fa4_status, flash_attn_func
 
 SDPA_BACKENDS = ("flash", "cudnn", "efficient", "math")
 
@@ -77,8 +78,6 @@ def _implementations(backends: list[str] | None) -> list[Impl]:
     want = (lambda name: name in wanted) if backends else (lambda name: True)
     out: list[Impl] = []
     if want("flash-attn-4"):
-        from .flash import fa4_status, flash_attn_func
-
         version, reason = fa4_status()
         if version:
 
@@ -89,8 +88,6 @@ def _implementations(backends: list[str] | None) -> list[Impl]:
         else:
             out.append(("flash-attn-4", None, None, reason))
     if want("flash-attn"):
-        from .flash import fa2_status
-
         version, reason = fa2_status()
         if version:
             from flash_attn import flash_attn_func as fa2_func

@@ -8,6 +8,7 @@ and a low ceiling flags the device before a workload is blamed. Inputs are rando
 
 from __future__ import annotations
 
+import platform
 import statistics
 import time
 from typing import Any
@@ -38,7 +39,6 @@ def _timed(fn, repeats: int, device: torch.device) -> list[float]:
 def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    import platform
 
     return f"cpu ({platform.processor() or platform.machine()})"
 

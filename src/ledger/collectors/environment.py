@@ -12,6 +12,7 @@ import platform
 import re
 import socket
 import sys
+import time
 from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
@@ -318,7 +319,6 @@ def sample_under_load(seconds: float = 3.0, device: int = 0, size: int = 8192) -
     The samples are taken while the products run, so SM clocks and power are judged
     under load. Without a CUDA device this is :func:`collect_environment` at idle.
     """
-    import time
 
     import torch
 

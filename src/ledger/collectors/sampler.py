@@ -42,6 +42,9 @@ from typing import Any
 
 from ..errors import InputError, Problem
 from ..redact import redact
+from ..store.add import add
+from ..store.inputs import Item
+from ..store.ledger import write_attachment
 
 #: Environment variable naming the marks file; set for the command `ledger sampler run` starts.
 MARKS_ENV = "LEDGER_SAMPLER_MARKS"
@@ -162,8 +165,6 @@ def mark(name: str, *, end: bool = False, path: str | os.PathLike[str] | None = 
     """Append a timestamped phase mark to the marks file (`path`, else $LEDGER_SAMPLER_MARKS)."""
     target = path or os.environ.get(MARKS_ENV)
     if not target:
-        from ..errors import InputError, Problem
-
         raise InputError(
             "no marks file",
             [
@@ -176,8 +177,6 @@ def mark(name: str, *, end: bool = False, path: str | os.PathLike[str] | None = 
             ],
         )
     if (not name and not end) or "\n" in name:
-        from ..errors import InputError, Problem
-
         raise InputError(
             "bad phase name",
             [Problem("<command line>", "NAME", f"{name!r} is not a phase name", "give one word, e.g. decode")],
@@ -807,9 +806,6 @@ def save(
     extra: dict[str, Any] | None = None,
 ) -> Saved:
     """Write the series attachment and the memory-profile record; neither stays if either fails."""
-    from ..store.add import add
-    from ..store.inputs import Item
-    from ..store.ledger import write_attachment
 
     stored = write_attachment(ledger, sampler.series_bytes(), ATTACHMENT_FOLDER, ".jsonl.gz")
     rel, digest, created = stored.path, stored.sha256, stored.created

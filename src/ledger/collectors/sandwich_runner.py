@@ -23,13 +23,17 @@ import statistics
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..analysis.sandwich import SandwichResult, check_same_allocation_and_contract, compute, floor_from_config
 from ..errors import InputError, NotFound, Problem
 from ..importers.logs import parse_log, value_of
+from ..redact import redact
+from ..store.add import Stamping, add
+from ..store.inputs import Item
+from ..store.stamps import detect_allocation
 
 ARMS = ("a", "candidate", "b")
 ARM_NAMES = {"a": "A", "candidate": "candidate", "b": "B"}
@@ -50,8 +54,6 @@ class Arm:
     def describe(self) -> str:
         """The arm as the records show it: a token on the command line is redacted."""
         if self.command is not None:
-            from ..redact import redact
-
             return redact(self.command)
         return getattr(self.func, "__qualname__", repr(self.func))
 
@@ -422,11 +424,6 @@ def _write(
     stamping: Any,
     mfus: dict[str, list[float]],
 ) -> None:
-    from dataclasses import replace
-
-    from ..store.add import Stamping
-    from ..store.inputs import Item
-    from ..store.stamps import detect_allocation
 
     stamping = stamping or Stamping()
     if stamping.allocation is None:
@@ -523,8 +520,6 @@ def sandwich_from_records(
     write: bool = True,
 ) -> SandwichRun:
     """A sandwich of three measurements already in the ledger; refused across allocations or contracts."""
-    from ..store.add import Stamping, add
-    from ..store.inputs import Item
 
     records = {label: ledger.get(rid) for label, rid in zip(ARMS, (a_id, candidate_id, b_id))}
     problems = []

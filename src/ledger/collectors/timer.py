@@ -35,6 +35,7 @@ import torch
 
 from ..analysis.metrics import mfu_percent, throughput
 from ..schema.kinds import summarize
+from ..store import add_one
 
 
 @dataclass(frozen=True)
@@ -340,6 +341,5 @@ class StepTimer:
 
         if dist.is_available() and dist.is_initialized() and dist.get_rank(self.group) != 0:
             return None
-        from ..store import add_one
 
         return add_one(ledger, "measurement", result.measurement(**fields), stamping)

@@ -7,7 +7,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..analysis.stopping_point import stopping_point
+from ..checks import run_check
 from ..schema.kinds import Decision
+from ..site.builder import build_site
 from . import DemoResult
 
 
@@ -84,10 +86,6 @@ def summarize(demo: DemoResult, *, build_site: bool = True) -> DemoSummary:
 
 
 def _check(demo: DemoResult) -> dict[str, Any] | None:
-    try:
-        from ..checks import run_check
-    except ImportError:  # the checker is not installed in this build
-        return None
     result = run_check(demo.ledger, mode="all")
     return {
         "exit_code": result.exit_code,
@@ -100,10 +98,6 @@ def _check(demo: DemoResult) -> dict[str, Any] | None:
 
 
 def _site(demo: DemoResult) -> dict[str, Any] | None:
-    try:
-        from ..site import build_site
-    except ImportError:  # the site generator is not installed in this build
-        return None
     result = build_site(demo.ledger)
     index = getattr(result, "site_dir", None)
     return {

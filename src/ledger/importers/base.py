@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Problem
+from ..git import Git
 from ..schema.envelope import Envelope
 from ..store.add import Batch, Stamping
 from ..store.inputs import Item
 from ..store.ledger import Ledger
+from . import FORMATS
 
 
 @dataclass
@@ -352,7 +354,6 @@ def foreign_labels(ledger: Ledger, shas: list[str], options: ImportOptions, fmt:
     the one the files name, or `unknown:FORMAT`; `source.repo` records it, and `ledger check`
     verifies it against `sources:` in ledger.yaml or reports it, once, as unverifiable.
     """
-    from ..git import Git
 
     shas = sorted(set(shas))
     if not shas:
@@ -376,7 +377,6 @@ def import_files(
     dry_run: bool = False,
 ) -> ImportResult:
     """Parse FILES as `fmt`, validate every record, then write all of them or none."""
-    from . import FORMATS
 
     options = options or ImportOptions()
     if fmt not in FORMATS:

@@ -22,6 +22,7 @@ import json
 import math
 import re
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -378,7 +379,6 @@ def parse_log(text: str, name: str, *, warmup: int | None = None) -> list[Item]:
 
 def read_log(path: str | Path, *, warmup: int | None = None) -> list[Item]:
     """Measurement items from a log file (`-` for standard input). A log with none is an error."""
-    import sys
 
     if str(path) == "-":
         name, text = "<stdin>", sys.stdin.read()

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
 _FENCE = "---"
 
 
@@ -37,8 +40,6 @@ def front_matter(text: str) -> FrontMatter:
     yaml_text, body, body_line = split(text)
     if not yaml_text.strip():
         return FrontMatter({}, body, body_line, yaml_text)
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
 
     try:
         data = YAML(typ="rt").load(yaml_text)

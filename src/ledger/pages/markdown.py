@@ -7,6 +7,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from markdown_it import MarkdownIt
+
 from .frontmatter import split
 
 
@@ -61,7 +63,6 @@ class Figure:
 
 @lru_cache(maxsize=1)
 def _parser():
-    from markdown_it import MarkdownIt
 
     # CommonMark plus GFM tables and strikethrough: what MkDocs' Python-Markdown renders
     # for these constructs.

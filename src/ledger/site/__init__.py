@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import builder
+
 if TYPE_CHECKING:
     from .builder import SiteCheckFailed, SiteResult, build_site, generate
 
@@ -22,7 +24,5 @@ __all__ = ["build_site", "generate", "SiteResult", "SiteCheckFailed"]
 def __getattr__(name: str) -> Any:
     # Lazy, so `import ledger.site` costs nothing until a build is asked for.
     if name in __all__:
-        from . import builder
-
         return getattr(builder, name)
     raise AttributeError(name)

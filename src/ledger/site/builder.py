@@ -9,15 +9,22 @@ user's own pages.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import shutil
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError, LedgerError, Problem
+from . import charts, decisions, home, hypotheses, linkcheck, mkdocs_run, records, report, sandwiches, specs
+from . import selfcheck as page_rules
 from .context import Page, SiteData
+from .publish import for_publication
+from .specs import read_specs
+from .templating import environment
 
 MARKER = ".ledger-generated"
 #: Above this many pages the page rules run in a worker process beside MkDocs.
@@ -70,7 +77,6 @@ class SiteResult:
 
 
 def _timed_rules(pages, rules, spreads, prefix):
-    from . import selfcheck as page_rules
 
     started = time.perf_counter()
     problems = page_rules.check_texts(pages, rules, spreads, prefix)
@@ -82,10 +88,6 @@ def _noop(stage: str, done: int, total: int | None) -> None:
 
 
 def load_data(ledger, progress: Progress = _noop) -> SiteData:
-    from .publish import for_publication
-
-    from . import home
-    from .specs import read_specs
 
     paths = list(ledger.iter_paths())
     records = []
@@ -113,8 +115,6 @@ def render_pages(
     directory_urls: bool = True,
 ):
     """Every page of the site, as Page objects (charts write their SVGs through write_bytes)."""
-    from . import charts, decisions, home, hypotheses, records, report, sandwiches, specs
-    from .templating import environment
 
     templates = ledger.config.site.templates
     env = environment(ledger.root / templates if templates else None)
@@ -213,8 +213,6 @@ def build_site(
     With `strict`, a MkDocs warning, a page-rule violation or a broken link raises
     SiteCheckFailed (exit 1); without it they come back in `SiteResult.warnings`.
     """
-    from . import linkcheck, mkdocs_run
-    from . import selfcheck as page_rules
 
     progress = progress or _noop
     started = begun = time.perf_counter()
@@ -240,9 +238,6 @@ def build_site(
     # a large site they run in a second process while MkDocs builds in this one.
     pool = None
     if mkdocs and len(pages) > PARALLEL_RULES_PAGES:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork" if os.name == "posix" else "spawn"))
         pending = pool.submit(_timed_rules, *rules_args)
     else:

@@ -7,6 +7,7 @@ is imported here only, so `ledger add` and `ledger check` never load it.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import warnings
@@ -61,7 +62,6 @@ def _slug(text: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "metric"
     if len(slug) > 80:
         # Metric and contract names are user text of any length; a file name has a 255-byte cap.
-        import hashlib
 
         slug = slug[:64].rstrip("-") + "-" + hashlib.sha256(slug.encode()).hexdigest()[:10]
     return slug

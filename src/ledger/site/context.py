@@ -16,8 +16,11 @@ from typing import Any
 from markupsafe import Markup
 
 from ..analysis.figures import measurement_uncertainty, quote_of
+from ..analysis.stopping_point import current_contract
 from ..schema.envelope import Envelope
+from ..store.ids import is_id
 from .escape import md_inline
+from .templating import clip
 
 #: Kinds shown on an index page (decisions, hypotheses, sandwiches, contracts, audits,
 #: issues): each of their records gets a page.
@@ -123,7 +126,6 @@ class SiteData:
     def link(self, record_id: str, from_page: str, text: Any = None) -> Markup:
         """A relative Markdown link to a record, or the id as plain code when it is unknown."""
         target = self.record_path(record_id)
-        from .templating import clip
 
         label = md_inline(clip(text, 100)) if text is not None else Markup(f"`{short_id(record_id)}`")
         if target is None:
@@ -156,7 +158,6 @@ class SiteData:
         return record.summary()
 
     def current_contract(self) -> Envelope | None:
-        from ..analysis.stopping_point import current_contract
 
         return current_contract(self.records, self.contract_name)
 
@@ -180,7 +181,6 @@ def relative(from_page: str, to_page: str) -> str:
 
 def spec_references(spec: Spec) -> list[str]:
     """Record ids a spec's front matter names (evidence lists of owed items, hypotheses, gates)."""
-    from ..store.ids import is_id
 
     found: list[str] = []
 

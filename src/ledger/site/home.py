@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from ..analysis.stopping_point import current_contract, stopping_point
 from .context import Page, SiteData, relative
 
 PAGE = "index.md"
@@ -28,7 +29,6 @@ class StopRow:
 
 def stopping_rows(data: SiteData) -> list[StopRow]:
     """Rows of the stopping-point table, derived by `ledger.analysis.stopping_point`."""
-    from ..analysis.stopping_point import stopping_point
 
     _, rows = stopping_point(data.records, data.contract_name)
     return [_row(data, row) for row in rows]
@@ -60,7 +60,6 @@ def _links(data: SiteData, ids: list[str]) -> Markup:
 
 
 def render(data: SiteData, env) -> Iterator[Page]:
-    from ..analysis.stopping_point import current_contract
 
     contract = current_contract(data.records, data.contract_name)
     counts = sorted(Counter(r.kind for r in data.records).items())

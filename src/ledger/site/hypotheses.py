@@ -5,6 +5,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
+from .. import pages
+from ..analysis.keyed import issue_owner, owner_of
 from .context import Page, SiteData
 from .specs import page_of
 
@@ -14,8 +16,6 @@ ORDER = ("open", "unverified", "supported", "refuted")
 
 def owed(data: SiteData) -> list[dict]:
     """Owed items from the spec pages' bodies (the checker's parser) and front matter."""
-    from .. import pages
-    from ..analysis.keyed import issue_owner, owner_of
 
     lookup = issue_owner(data.records)
     out = []

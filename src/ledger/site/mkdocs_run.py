@@ -13,6 +13,9 @@ import io
 import logging
 from pathlib import Path
 
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from ..config import yaml_rt
 from ..errors import InputError, Problem
 
 #: (title, page) of the generated index pages, in nav order.
@@ -31,7 +34,6 @@ NOT_IN_NAV = ("records/", "report/", "charts/", "specs/")
 
 
 def _load(path: Path):
-    from ..config import yaml_rt
 
     try:
         return yaml_rt().load(path.read_text(encoding="utf-8")) or {}
@@ -67,9 +69,6 @@ def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
     A nav the user wrote is left as it is: they own it (the project's own docs site lists
     the generated index pages inside a larger nav).
     """
-    from ruamel.yaml.scalarstring import LiteralScalarString
-
-    from ..config import yaml_rt
 
     original = mkdocs_yml.read_text(encoding="utf-8")
     data = _load(mkdocs_yml)

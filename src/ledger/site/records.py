@@ -11,6 +11,7 @@ from markupsafe import Markup
 from ..schema.envelope import ENVELOPE_FIELDS
 from .context import Page, SiteData
 from .escape import md_code, md_inline, md_url
+from .templating import clip
 
 INDEX = "records/index.md"
 #: Body fields shown as a code block of their own rather than in the fields table.
@@ -51,7 +52,6 @@ def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[s
 
 
 def _links(record) -> list[tuple[str, Markup]]:
-    from .templating import clip
 
     links = record.links
     out: list[tuple[str, Markup]] = []

@@ -9,6 +9,8 @@ ledger.yaml, as for `ledger check`.
 
 from __future__ import annotations
 
+from ..checks.pages import check_page
+from ..checks.registry import configure
 from ..errors import Problem
 from .context import Page, SiteData
 
@@ -36,8 +38,6 @@ def check_texts(
     pages: list[tuple[str, str]], rules: dict | None, spread: dict[str, float], prefix: str = ""
 ) -> list[Problem]:
     """`check` on plain data, so it can run in a worker process beside MkDocs."""
-    from ..checks.pages import check_page
-    from ..checks.registry import configure
 
     active = {k: v for k, v in configure(rules).items() if k in SITE_RULES and v.severity != "off"}
     if not active:

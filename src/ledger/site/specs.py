@@ -16,8 +16,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from markdown.extensions.toc import slugify
+from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from ..errors import InputError, Problem
+from ..pages import front_matter
 from .context import Page, SiteData, Spec
 from .escape import md_code, md_inline
 
@@ -27,8 +31,6 @@ KNOWN_KEYS = ("title", "owed", "hypotheses", "gates")
 
 def read_specs(specs_dir: Path, root: Path) -> list[Spec]:
     """Every `*.md` under the specs folder, front matter parsed (a bad one raises InputError)."""
-    from ..errors import InputError, Problem
-    from ..pages import front_matter
 
     specs: list[Spec] = []
     if not specs_dir.is_dir():
@@ -95,8 +97,6 @@ def _evidence(data: SiteData, page: str, item: dict[str, Any]) -> Markup:
 
 @lru_cache(maxsize=1)
 def _markdown():
-    from markdown.extensions.toc import slugify
-    from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
         ["table", "strikethrough"]

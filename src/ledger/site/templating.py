@@ -9,11 +9,15 @@ name in the folder named by `site.templates` in ledger.yaml.
 
 from __future__ import annotations
 
+import html
+import json
 from pathlib import Path
 from typing import Any
 
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from ..analysis.figures import format_figure
 from .escape import figure, md_block, md_code, md_fence, md_inline, md_url, percent
 
 
@@ -60,8 +64,6 @@ def _page_title(value: Any) -> Markup:
     live HTML there. A `title:` in the front matter is used as written, so ledger gives
     every page whose heading holds user text an escaped title of its own.
     """
-    import html
-    import json
 
     return Markup(json.dumps(html.escape(" ".join(str(value).split()), quote=True)))
 
@@ -71,8 +73,6 @@ def _figure(value: Any, spread: Any = None) -> str:
         return ""
     if spread is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
-            from ..analysis.figures import format_figure
-
             return format_figure(float(value), float(spread))
         except (ImportError, ValueError):
             pass
@@ -81,7 +81,6 @@ def _figure(value: Any, spread: Any = None) -> str:
 
 def environment(user_templates: Path | None = None):
     """The environment: the user's folder first (if any), then the packaged templates."""
-    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 
     loaders = []
     if user_templates is not None:

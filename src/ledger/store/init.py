@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from ruamel.yaml.comments import CommentedMap
+
 from ..config import CONFIG_NAME, load_config, yaml_rt
 
 RECORDS_GITIGNORE = "# Temporary files of interrupted writes; never part of the ledger.\n.tmp-*\n"
@@ -87,8 +89,6 @@ def update_mkdocs(path: Path, docs_dir: str, site_dir: str) -> bool:
     original = path.read_text(encoding="utf-8")
     data = yaml.load(original)
     if data is None:
-        from ruamel.yaml.comments import CommentedMap
-
         data = CommentedMap()
     data.setdefault("site_name", "Evidence ledger")
     data.setdefault("docs_dir", docs_dir)

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
 from ..errors import InputError, Problem
 
 
@@ -139,8 +142,6 @@ def _json_lines(text: str, name: str) -> list[Item]:
 
 
 def _yaml(text: str, name: str) -> list[Item]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
 
     yaml = YAML(typ="rt")
     items: list[Item] = []

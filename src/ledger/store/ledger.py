@@ -28,8 +28,8 @@ from ..errors import NotFound, WriteError
 from ..schema.envelope import Envelope
 from ..schema.migrate import upgrade
 from ..schema.registry import KINDS, model_for
-from .canonical import canonical_bytes
 from .add import Batch, Stamping
+from .canonical import canonical_bytes
 from .ids import is_id
 
 TMP_PREFIX = ".tmp-"
