@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up a fresh machine: a virtual environment in .venv with ledger and its test tools.
+# Set up a fresh machine: a virtual environment in .venv with ledger, its site extra, and
+# with --test the collectors (torch CPU) and the test tools.
 # Idempotent: a second run only checks. Usage: bash scripts/setup.sh [--test]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,9 +15,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   if [ "${1:-}" = "--test" ]; then
     # torch 2.13.0 is the CPU build on disk here; an unpinned torch would pull a CUDA build of several GB.
     .venv/bin/pip install -q "torch==2.13.0"
-    .venv/bin/pip install -q -e ".[test,collectors]"
+    .venv/bin/pip install -q -e ".[site,collectors,test]"
   else
-    .venv/bin/pip install -q -e .
+    # The core (`pip install ledger`) plus the site, which `ledger demo` builds.
+    .venv/bin/pip install -q -e ".[site]"
   fi
   echo "$want" > "$stamp"
 fi

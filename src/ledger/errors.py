@@ -50,3 +50,22 @@ class ConfigError(LedgerError):
 
 class WriteError(LedgerError):
     """The records folder could not be written (full disk, read-only); nothing was left behind."""
+
+
+class MissingExtra(LedgerError):
+    """A command needs an optional part of ledger that is not installed (exit 2)."""
+
+    def __init__(self, command: str, extra: str, package: str):
+        super().__init__(
+            f"{command} needs the {extra} extra ({package} is not installed): pip install 'ledger[{extra}]'",
+            [
+                Problem(
+                    "<command line>",
+                    command,
+                    f"needs {package}, from the {extra} extra",
+                    f"pip install 'ledger[{extra}]'",
+                )
+            ],
+        )
+        self.extra = extra
+        self.package = package

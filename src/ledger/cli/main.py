@@ -1,5 +1,10 @@
 """The `ledger` command. Subcommands are registered as data and imported only when run,
-so `ledger add` never pays for the site, the checker or torch."""
+so `ledger add` never pays for the site, the checker or torch.
+
+`pip install ledger` is the core (init, add, show, list, check, hook, status and the other
+record commands); the site and the collectors are extras. A command whose extra is not
+installed says which one to install and exits 2 (`MissingExtra`), also in `--help`.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import sys
 
 import click
 
-from ..errors import LedgerError
+from ..errors import LedgerError, MissingExtra
 from ..version import __version__
 from .output import print_error
 
@@ -35,6 +40,27 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+#: top-level package -> the extra of ledger that installs it (pyproject.toml's optional-dependencies).
+EXTRA_OF_PACKAGE: dict[str, str] = {
+    "jinja2": "site",
+    "markupsafe": "site",
+    "mkdocs": "site",
+    "material": "site",
+    "markdown": "site",
+    "matplotlib": "site",
+    "numpy": "site",
+    "torch": "collectors",
+    "pynvml": "collectors",
+}
+
+
+def missing_extra(exc: ModuleNotFoundError, command: str) -> MissingExtra | None:
+    """The error to report when `command` failed because an extra is not installed, else None."""
+    package = (exc.name or "").split(".")[0]
+    extra = EXTRA_OF_PACKAGE.get(package)
+    return None if extra is None else MissingExtra(command, extra, package)
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
@@ -44,7 +70,30 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module, attr = target.split(":")
-        return getattr(importlib.import_module(module), attr)
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            error = missing_extra(exc, f"ledger {name}")
+            if error is None:
+                raise
+            return _unavailable(name, error)
+
+
+def _unavailable(name: str, error: MissingExtra) -> click.Command:
+    """A stand-in for a command whose extra is not installed: listed, and saying so when run."""
+
+    def fail(args: tuple[str, ...]) -> None:
+        raise error
+
+    return click.Command(
+        name,
+        callback=fail,
+        params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        add_help_option=False,
+        short_help=f"(needs the {error.extra} extra: pip install 'ledger[{error.extra}]')",
+        help=str(error),
+    )
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -85,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+        # A command that imports an optional package only when it runs (torch, for one).
+        words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")][:2]
+        error = missing_extra(exc, " ".join(["ledger", *words])) if isinstance(exc, ModuleNotFoundError) else None
+        if error is not None:
+            print_error(error)
+            return error.exit_code
         if os.environ.get("LEDGER_DEBUG"):
             raise
         click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
