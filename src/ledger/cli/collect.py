@@ -41,7 +41,7 @@ def _emit(
     records = add(
         ledger,
         kind,
-        [Item(b, "<collect>", f"record {i + 1}" if len(bodies) > 1 else None) for i, b in enumerate(bodies)],
+        [Item(b, "<collect>", None, f"record {i + 1}" if len(bodies) > 1 else None) for i, b in enumerate(bodies)],
         build_stamping(*stamping_args),
     )
     if fmt == "json":

@@ -25,10 +25,12 @@ class Item:
     data: Any
     file: str
     line: int | None  # 1-based line where the item starts
+    #: Where the item is when it has no line: "record 2" of a collector's output, say.
+    place: str | None = None
 
     @property
     def where(self) -> str:
-        return f"line {self.line}" if self.line else ""
+        return f"line {self.line}" if self.line else (self.place or "")
 
 
 def read_items(source: str | Path) -> list[Item]:
