@@ -365,11 +365,11 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
                 )
             ],
         )
-    overlap = {r.id for r in a} & {r.id for r in b}
-    if overlap:
+    shared = {r.id for r in a} & {r.id for r in b}
+    if shared:
         raise Refused(
             "a record on both sides",
-            [Problem("<command line>", "A B", f"{sorted(overlap)[0]} is on both sides", "give each measurement once")],
+            [Problem("<command line>", "A B", f"{sorted(shared)[0]} is on both sides", "give each measurement once")],
         )
     warnings = check_comparable(a, b)
     sa, sb = _side(a, "A"), _side(b, "B")

@@ -101,7 +101,7 @@ class Status:
 
 def stopping_row(row: Row) -> dict[str, Any]:
     """One stopping-point row as plain data: figures quoted by the digit policy, exact values beside them."""
-    m = row.measurement
+    m: Any = row.measurement  # read only where `ok` says it is there
     ok = m is not None and m.outcome == "ok" and m.median is not None
     convention = None
     if row.mfu is not None:

@@ -103,7 +103,7 @@ def choose_contract(records: Iterable[Envelope], name: str | None = None, *, ask
     ]
     if measured:
         newest = max(measured, key=lambda m: (m.when, m.created_at, m.id))
-        return ContractChoice(contracts[newest.contract], RULE_MEASURED)
+        return ContractChoice(contracts[newest.contract or ""], RULE_MEASURED)
     live = [c for c in contracts.values() if c.id not in superseded]
     return ContractChoice(max(live, key=lambda c: (c.when, c.id)) if live else None, RULE_ONLY)
 

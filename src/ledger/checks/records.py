@@ -217,7 +217,7 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
                         rules,
                         "schema-valid",
                         display,
-                        err["msg"].removeprefix("Value error, "),
+                        str(err["msg"]).removeprefix("Value error, "),
                         field=_loc(tuple(err["loc"])) or None,
                     )
                 )

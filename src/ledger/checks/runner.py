@@ -518,7 +518,7 @@ class Checker:
         all_pages = [p for p in git.ls_tree(head, spec_prefix) if p.endswith(".md")]
         texts = git.read_blobs([f"{head}:{p}" for p in all_pages])
         pages_text = {rel(p): (texts.get(f"{head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
-        issue_numbers = set()
+        issue_numbers: set[int] = set()
 
         for text in pages_text.values():
             for _, _, owner, issues in owed_of_page(text, page_settings(text)[0]):
@@ -532,10 +532,10 @@ class Checker:
 
             found = []
             for p in paths:
-                raw = blobs.get(f"{head}:{rec_prefix}issue/{p}")
-                data = json.loads(raw) if raw else {}
+                blob = blobs.get(f"{head}:{rec_prefix}issue/{p}")
+                issue = json.loads(blob) if blob else {}
                 found.append(
-                    (data.get("id", ""), data.get("number"), data.get("owner"), set(data.get("supersedes", [])))
+                    (issue.get("id", ""), issue.get("number"), issue.get("owner"), set(issue.get("supersedes", [])))
                 )
             owners = _live_issue_owners(found)
         # Records that changed pages name beside their figures (for their spread).

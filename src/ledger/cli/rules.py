@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from ..checks import all_rules, configure
+from ..checks import Active, all_rules, configure
 from ..errors import LedgerError
 from .output import console, open_ledger, print_json
 
@@ -17,14 +19,14 @@ def command(ctx: click.Context, fmt: str, defaults: bool) -> int:
     """List the rules of `ledger check`, as configured in ledger.yaml (`rules:`)."""
 
     rules = all_rules()
-    active = None
+    active: dict[str, Active] | None = None
     if not defaults:
         try:
             active = configure(open_ledger(ctx).config.rules)
         except LedgerError as exc:
             if "no ledger.yaml" not in str(exc):
                 raise
-    rows = []
+    rows: list[dict[str, Any]] = []
     for rule_id, rule in rules.items():
         conf = active[rule_id] if active else None
         rows.append(

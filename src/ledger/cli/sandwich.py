@@ -94,7 +94,9 @@ def command(
     else:
         if not a_cmd or not candidate_cmd:
             raise click.UsageError("--a CMD and --candidate CMD are required (or --records A X B)")
-        arms = [Arm(command=split_command(c)) if c else None for c in (a_cmd, candidate_cmd, b_cmd)]
+        a_arm, candidate_arm = Arm(command=split_command(a_cmd)), Arm(command=split_command(candidate_cmd))
+        b_arm = Arm(command=split_command(b_cmd)) if b_cmd else None  # None: B is A again
+        arms = (a_arm, candidate_arm, b_arm)
         show_bar = fmt == "text"
         if show_bar:
             progress = Progress(

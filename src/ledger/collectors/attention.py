@@ -123,9 +123,7 @@ def benchmark_attention(
     warmup: int = 3,
 ) -> list[dict[str, Any]]:
     """`measurement` record bodies, two per implementation (fwd and bwd TFLOP/s samples)."""
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(device)
+    device = torch.device(device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu"))
     seq_k = seq_q if seq_k is None else seq_k
     shape = {
         "batch": batch,
@@ -143,7 +141,7 @@ def benchmark_attention(
 
     records: list[dict[str, Any]] = []
     for name, version, impl, reason in _implementations(backends):
-        base = {
+        base: dict[str, Any] = {
             "unit": "TFLOP/s",
             "lower_is_better": False,
             "statistic": "median",
@@ -197,7 +195,7 @@ def benchmark_attention(
                 )
             continue
         finally:
-            if device.type == "cuda":
+            if str(device).startswith("cuda"):
                 torch.cuda.empty_cache()
         for direction, secs in (("fwd", fwd_s), ("bwd", bwd_s)):
             flop = attention_flops(batch, seq_q, heads, head_dim, seq_k=seq_k, causal=causal, direction=direction)

@@ -13,7 +13,7 @@ import re
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -216,7 +216,7 @@ def _gpu_state(nv, index: int) -> dict[str, Any]:
     return {k: v for k, v in state.items() if v is not None}
 
 
-def assess_health(gpus: list[Mapping[str, Any]], under_load: bool) -> dict[str, Any]:
+def assess_health(gpus: Sequence[Mapping[str, Any]], under_load: bool) -> dict[str, Any]:
     """healthy, degraded (with reasons) or unknown.
 
     Degraded: any clock-event reason other than idle (power cap, thermal or hardware

@@ -83,10 +83,11 @@ def default_custom_mapping() -> dict[Any, Callable[..., int]]:
     """Formulas for ops FlopCounterMode counts as zero, for those present in this process."""
     mapping: dict[Any, Callable[..., int]] = {}
     aten = torch.ops.aten
-    for name, fn in (
+    cpu_ops: tuple[tuple[str, Callable[..., int]], ...] = (
         ("_scaled_dot_product_flash_attention_for_cpu", _cpu_sdpa_fwd),
         ("_scaled_dot_product_flash_attention_for_cpu_backward", _cpu_sdpa_bwd),
-    ):
+    )
+    for name, fn in cpu_ops:
         if hasattr(aten, name):
             mapping[getattr(aten, name)] = fn
     try:

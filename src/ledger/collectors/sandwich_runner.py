@@ -402,7 +402,7 @@ def _arm_measurement(
         if first.get(key) is not None:
             data[key] = first[key]
     for key in ("peak_allocated_bytes", "peak_reserved_bytes"):
-        peaks = [r.data.get(key) for r in mine if r.data and isinstance(r.data.get(key), int)]
+        peaks = [int(r.data[key]) for r in mine if r.data and isinstance(r.data.get(key), int)]
         if peaks:
             data[key] = max(peaks)
     if first.get("source"):

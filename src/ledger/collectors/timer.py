@@ -61,7 +61,7 @@ VENDOR_H200_BF16 = Peak("vendor-h200-dense-bf16", 989.0, 989.0, "NVIDIA H200 SXM
 
 
 def _is_oom(exc: BaseException) -> bool:
-    oom_type = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", ())
+    oom_type: Any = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", ())
     if isinstance(exc, oom_type):
         return True
     # CPU allocations fail with a plain RuntimeError/MemoryError.

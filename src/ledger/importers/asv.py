@@ -183,7 +183,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                         f"benchmark {name}: is {type(entry).__name__}, not a row of result_columns",
                         "give the results file asv wrote",
                     )
-                row = dict(zip(columns, entry))
+                row = dict(zip(columns or [], entry))
                 value, bparams, samples = row.get("result"), row.get("params") or [], row.get("samples")
                 started_ms = row.get("started_at")
                 stat_of = lambda k, row=row: _stats_of_row(row, k)  # noqa: E731
@@ -192,7 +192,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                 stat_of = lambda k, entry=entry: _stats_of(entry, k)  # noqa: E731
             else:
                 value, bparams, samples = entry, [], None
-                stat_of = lambda k: None  # noqa: E731
+                stat_of = lambda k, _=None: None  # noqa: E731
             if started_ms is None:
                 started_ms = started.get(name)
             combos = [list(c) for c in itertools.product(*bparams)] if bparams else [[]]

@@ -342,7 +342,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         if gaps:
             extra["provenance_gaps"] = gaps
         benchmark = submission.get("benchmark") or path.parent.name
-        data: dict[str, Any] = {
+        data = {
             # The benchmark is part of the metric: a GPT-3 time never compares with a ResNet one.
             "metric": f"{benchmark}/time_to_train",
             "unit": "min",
@@ -518,12 +518,12 @@ def inference_draft(path: Path) -> Draft:
             f"no `{key}` line for scenario {scenario}",
             "LoadGen writes it in the summary's first section; give the summary unchanged",
         )
-    line, text = fields[key]
+    result_line, text = fields[key]
     try:
         value = float(text)
     except ValueError:
         raise fail(
-            path, f"line {line}", f"{key} is {text!r}, expected a number", "give the summary unchanged"
+            path, f"line {result_line}", f"{key} is {text!r}, expected a number", "give the summary unchanged"
         ) from None
     # .../BENCHMARK/SCENARIO/performance/run_1/mlperf_log_summary.txt in a submission tree.
     parts = path.parts
@@ -579,4 +579,4 @@ def inference_draft(path: Path) -> Draft:
         data["notes"] = f"LoadGen judged the run {validity}: its result does not stand"
         data.pop("median")
     data["extra"] = {k: v for k, v in data["extra"].items() if v is not None}
-    return Draft("measurement", data, str(path), line, label=f"{benchmark} {scenario}")
+    return Draft("measurement", data, str(path), result_line, label=f"{benchmark} {scenario}")

@@ -78,7 +78,8 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                         f"benchmark {name}: is {type(run).__name__}, expected an object",
                         "give the JSON pyperf wrote",
                     )
-                run_meta = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
+                given_meta = run.get("metadata")
+                run_meta: dict[str, Any] = given_meta if isinstance(given_meta, dict) else {}
                 if not first_run_meta:
                     first_run_meta = run_meta
                 run_values = run.get("values") or []
@@ -168,11 +169,9 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             "hostname": host,
             "python": top.get("python_version"),
             "cpu_model": top.get("cpu_model_name"),
-            "cpu_count": top.get("cpu_count")
-            if isinstance(top.get("cpu_count"), int) and top["cpu_count"] > 0
-            else None,
+            "cpu_count": count if isinstance(count := top.get("cpu_count"), int) and count > 0 else None,
             "no_gpu_reason": "pyperf records no GPU",
-            "load_avg": [load] if _number(load) and load >= 0 else None,
+            "load_avg": [load] if isinstance(load, (int, float)) and not isinstance(load, bool) and load >= 0 else None,
             "allocation": allocation,
         }
         if source:

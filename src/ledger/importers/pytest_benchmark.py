@@ -56,7 +56,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             "python": " ".join(str(machine[k]) for k in ("python_implementation", "python_version") if machine.get(k))
             or None,
             "cpu_model": cpu.get("brand_raw") or cpu.get("brand") or machine.get("processor") or None,
-            "cpu_count": cpu.get("count") if isinstance(cpu.get("count"), int) and cpu.get("count") > 0 else None,
+            "cpu_count": count if isinstance(count := cpu.get("count"), int) and count > 0 else None,
             "no_gpu_reason": "pytest-benchmark records no GPU",
             "allocation": allocation,
         }

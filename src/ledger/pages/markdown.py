@@ -403,7 +403,7 @@ def quoted_figures(text: str) -> list[Figure]:
             headers = [t.lower() for t in texts]
             continue
         spread_cols = {i for i, h in enumerate(headers) if "spread" in h}
-        spread: float | None = None
+        spread = None
         for col in spread_cols:
             if col < len(texts):
                 values = [float(v) for v in re.findall(_NUM, texts[col])]

@@ -446,7 +446,7 @@ class Issue(Envelope):
     kind: Literal["issue"] = "issue"
 
     number: int = Field(..., ge=0)
-    title: str = Field(..., min_length=1, max_length=500)  # type: ignore[assignment]
+    title: str = Field(..., min_length=1, max_length=500)
     owner: str | None = None
     status: Literal["open", "owned", "closed"] = Field(
         "open", description="open (nobody has it), owned (someone has it: `owner`), closed. Corrections move it."

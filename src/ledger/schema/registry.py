@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated, Union
+from typing import Annotated, Any, Union, cast
 
 from pydantic import Field, TypeAdapter
 
@@ -56,7 +56,7 @@ def record_adapter() -> TypeAdapter:
     """One validator for every kind, dispatched on `kind` (fast path for whole-ledger checks)."""
     # Union[...] of a runtime tuple: PEP 604's `|` cannot be spelled over a tuple.
     union = Annotated[Union[tuple(KINDS.values())], Field(discriminator="kind")]  # type: ignore[valid-type]  # noqa: UP007
-    return TypeAdapter(union)
+    return TypeAdapter(cast(Any, union))
 
 
 def model_for(kind: str) -> type[Envelope]:

@@ -12,6 +12,7 @@ import io
 import re
 import warnings
 from collections import defaultdict
+from typing import Any
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -104,7 +105,7 @@ def svg(chart: Chart) -> bytes:
 
     with matplotlib.rc_context(SVG_RC):
         fig = Figure(figsize=(8, 3.6), dpi=100)
-        ax = fig.add_subplot()
+        ax: Any = fig.add_subplot()  # matplotlib's stubs refuse the datetimes its date converter plots
         by_topology: dict[str, list[Point]] = defaultdict(list)
         for p in chart.points:
             by_topology[p.topology].append(p)

@@ -54,8 +54,9 @@ class SiteData:
     records: list[Envelope]
     specs: list[Spec] = field(default_factory=list)
     contract_name: str | None = None
-    by_id: dict[str, Envelope] = field(default_factory=dict)
-    by_kind: dict[str, list[Envelope]] = field(default_factory=lambda: defaultdict(list))
+    # Records of every kind: typed Any, since each page reads the fields of its own kinds.
+    by_id: dict[str, Any] = field(default_factory=dict)
+    by_kind: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
     cited_by: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     superseded_by: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     cited: set[str] = field(default_factory=set)
@@ -149,7 +150,7 @@ class SiteData:
         """`value` (of or derived from a measurement) by the one digit policy (`figures.quote_of`)."""
         return quote_of(self.by_id.get(record_id), value, unit, field=field)
 
-    def summary(self, record: Envelope) -> str:
+    def summary(self, record: Any) -> str:
         """A record's one-line summary, its figures trimmed to what their spread supports."""
         if record.kind == "measurement" and not record.title:
             if record.outcome != "ok" or record.median is None:

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
+from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..analysis.figures import format_figure
@@ -82,7 +82,7 @@ def _figure(value: Any, spread: Any = None) -> str:
 def environment(user_templates: Path | None = None):
     """The environment: the user's folder first (if any), then the packaged templates."""
 
-    loaders = []
+    loaders: list[BaseLoader] = []
     if user_templates is not None:
         loaders.append(FileSystemLoader(str(user_templates)))
     loaders.append(PackageLoader("ledger", "templates/site"))
@@ -91,7 +91,7 @@ def environment(user_templates: Path | None = None):
         # Markdown, not HTML: autoescape is replaced by `finalize`, which escapes for Markdown
         # (HTML entities plus Markdown punctuation). Raw HTML templates, if a user adds
         # them, are `.html` and get Jinja's HTML autoescape.
-        autoescape=lambda name: bool(name) and name.endswith((".html", ".htm", ".xml")),
+        autoescape=lambda name: name is not None and name.endswith((".html", ".htm", ".xml")),
         finalize=_finalize,
         undefined=StrictUndefined,
         trim_blocks=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +33,7 @@ class Stamping:
     no_source: bool = False
 
 
-def _fix_for(err: dict[str, Any], kind: str) -> str:
+def _fix_for(err: Mapping[str, Any], kind: str) -> str:
     kinds = {
         "missing": "add this field",
         "extra_forbidden": f"remove it or fix its spelling; `ledger schema show {kind}` lists the fields",
@@ -56,7 +57,7 @@ def validation_problems(exc: ValidationError, item: Item, kind: str) -> list[Pro
     for err in exc.errors():
         loc = _loc(err["loc"]) or "record"
         where = f"{item.where}, field {loc}" if item.where else f"field {loc}"
-        msg = err["msg"].removeprefix("Value error, ")
+        msg = str(err["msg"]).removeprefix("Value error, ")
         problems.append(Problem(item.file, where, msg, _fix_for(err, kind)))
     return problems
 

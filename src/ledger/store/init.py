@@ -96,7 +96,7 @@ def update_mkdocs(path: Path, docs_dir: str, site_dir: str) -> bool:
     for key, wanted in MKDOCS_REQUIRED.items():
         current = data.get(key)
         if current is None:
-            data[key] = dict(wanted)  # type: ignore[arg-type]
+            data[key] = dict(wanted) if isinstance(wanted, dict) else wanted
         elif isinstance(current, dict) and isinstance(wanted, dict):
             for sub, value in wanted.items():
                 current.setdefault(sub, value)
