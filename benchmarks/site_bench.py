@@ -54,7 +54,7 @@ def make_ledger(root: Path, n: int, seed: int = 7):
             "created_at": at.isoformat(),
             "tool": {"name": "ledger", "version": "bench"},
             "sha256": "0" * 64,
-            "source": {"sha": "%040x" % rng.getrandbits(160)},
+            "source": {"sha": f"{rng.getrandbits(160):040x}"},
             "allocation": {"id": str(1_600_000 + counter // 50), "scheduler": "slurm", "topology": topo},
             **body,
         }

@@ -10,8 +10,8 @@ from tests.conftest import ROOT, run_ledger
 def test_reference_pages_cover_every_kind_rule_and_command(tmp_path):
     from ledger.checks.registry import all_rules
     from ledger.cli.main import SUBCOMMANDS
-    from ledger.schema.registry import KINDS
     from ledger.cli.reference import cli_page
+    from ledger.schema.registry import KINDS
     from ledger.site.reference import write_reference
 
     kinds, rules, cli = (p.read_text() for p in write_reference(tmp_path, cli_page()))

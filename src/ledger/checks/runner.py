@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ruamel.yaml import YAML
@@ -59,6 +60,45 @@ def _same_repo(repo: str, source: Git) -> bool:
         return Path(repo).resolve() == source.toplevel.resolve()
     except (OSError, GitError):
         return False
+
+
+@dataclass(frozen=True)
+class _Range:
+    """One range of commits being checked, and where the ledger's folders are inside the repository."""
+
+    git: Git
+    base: str
+    head: str
+    prefix: str  # the ledger's folder inside the repository ("" at the top), with a trailing "/"
+    rec_prefix: str
+    spec_prefix: str
+
+    @classmethod
+    def of(cls, checker: Checker, base: str, head: str) -> _Range:
+        git = checker.git
+        prefix = checker.ledger.root.resolve().relative_to(git.toplevel.resolve()).as_posix()
+        prefix = "" if prefix == "." else prefix + "/"
+        return cls(git, base, head, prefix, f"{prefix}{checker.records_rel}/", f"{prefix}{checker.specs_rel}/")
+
+    def rel(self, path: str) -> str:
+        """A repository path relative to the ledger's root."""
+        return path[len(self.prefix) :]
+
+    def spec(self, commit: str, kind: str, rid: str) -> str:
+        """`commit:path` of the record `rid` if it were of `kind`."""
+        return f"{commit}:{self.rec_prefix}{kind}/{shard_of(rid)}/{rid}.json"
+
+    def read_attachment(self, relpath: str) -> tuple[str | None, bytes]:
+        """(why it cannot be read, or None; its bytes) of an attachment in the head tree."""
+        full = f"{self.rec_prefix}{relpath}"
+        mode = self.git.text("ls-tree", self.head, "--", full, check=False).split(" ")[0]
+        if not mode:
+            return "is missing", b""
+        if mode == "120000":
+            return "is a symlink", b""
+        if mode != "100644" and mode != "100755":
+            return "is not a regular file", b""
+        return None, self.git.read_blobs([f"{self.head}:{full}"])[f"{self.head}:{full}"] or b""
 
 
 class Checker:
@@ -416,37 +456,46 @@ class Checker:
     # -- ranges ----------------------------------------------------------------------------
 
     def run_range(self, base: str, head: str) -> None:
-        git = self.git
+        """Check what the commits from BASE to HEAD add: the records, the pages they change, the config."""
         self.result.ranges.append((base, head))
-        top = git.toplevel
-        prefix = self.ledger.root.resolve().relative_to(top.resolve()).as_posix()
-        prefix = "" if prefix == "." else prefix + "/"
-        rec_prefix = f"{prefix}{self.records_rel}/"
-        spec_prefix = f"{prefix}{self.specs_rel}/"
-        changes = git.diff(base, head, [rec_prefix, spec_prefix, prefix + CONFIG_NAME])
+        r = _Range.of(self, base, head)
+        added, pages_changed = self._range_changes(r)
+        infos = self._range_records(r, added)
+        self._fetch(r, {ref for info in infos for _, ref in info.refs})
+        self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
+        if "unique-key" in self.active:
+            self._range_unique_keys(r, infos)
+        if "attachments" in self.active:
+            for info in infos:
+                self.check_attachment(info, r.read_attachment)
+        self._range_pages(r, pages_changed)
+
+    def _range_changes(self, r: _Range) -> tuple[list[str], list[str]]:
+        """Records added and pages changed; a record changed or removed is `append-only`; the config is read."""
         added: list[str] = []
         pages_changed: list[str] = []
-        rel = lambda p: p[len(prefix) :]  # noqa: E731  path relative to the ledger root
-        for status, path in changes:
-            if path.startswith(rec_prefix):
+        config = r.prefix + CONFIG_NAME
+        for status, path in self.git.diff(r.base, r.head, [r.rec_prefix, r.spec_prefix, config]):
+            if path.startswith(r.rec_prefix):
                 if status == "A":
                     added.append(path)
                 else:
-                    self.emit(
-                        "append-only",
-                        rel(path),
-                        f"record file {STATUS_WORDS.get(status, 'changed')} against {base[:12]}",
-                    )
-            elif path.startswith(spec_prefix) and path.endswith(".md") and status in "AMT":
+                    words = STATUS_WORDS.get(status, "changed")
+                    self.emit("append-only", r.rel(path), f"record file {words} against {r.base[:12]}")
+            elif path.startswith(r.spec_prefix) and path.endswith(".md") and status in "AMT":
                 pages_changed.append(path)
-            elif path == prefix + CONFIG_NAME and status in "AM":
-                raw = git.read_blobs([f"{head}:{path}"]).get(f"{head}:{path}") or b""
+            elif path == config and status in "AM":
+                raw = self.git.read_blobs([f"{r.head}:{path}"]).get(f"{r.head}:{path}") or b""
                 self.result.violations.extend(inspect_artifact(CONFIG_NAME, raw, self.file_rules(), text_page=True))
                 if status == "M":
-                    old = git.read_blobs([f"{base}:{path}"]).get(f"{base}:{path}") or b""
+                    old = self.git.read_blobs([f"{r.base}:{path}"]).get(f"{r.base}:{path}") or b""
                     self.check_mark_lowered(old, raw)
-        blobs = git.read_blobs([f"{head}:{p}" for p in added])
-        batch = [(p[len(rec_prefix) :], blobs.get(f"{head}:{p}") or b"") for p in added]
+        return added, pages_changed
+
+    def _range_records(self, r: _Range, added: list[str]) -> list[Info]:
+        """Inspect the added record files; an id the range repeats, or that the base has, is `unique-id`."""
+        blobs = self.git.read_blobs([f"{r.head}:{p}" for p in added])
+        batch = [(p[len(r.rec_prefix) :], blobs.get(f"{r.head}:{p}") or b"") for p in added]
         violations, infos = inspect_batch(batch, self.file_rules())
         self.result.violations.extend(violations)
         self.result.records_checked += sum(1 for p in added if p.endswith(".json"))
@@ -456,91 +505,74 @@ class Checker:
                 self.emit("unique-id", info.path, f"id {info.id} is also the id of {new_ids[info.id].path}", field="id")
             new_ids.setdefault(info.id, info)
         self.infos.update(new_ids)
-
-        def spec(commit: str, kind: str, rid: str) -> str:
-            return f"{commit}:{rec_prefix}{kind}/{shard_of(rid)}/{rid}.json"
-
         # Ids the push adds must not exist in the base tree under any kind.
-        if "unique-id" in self.active and base != EMPTY_TREE and new_ids:
-            olds = git.read_blobs([spec(base, k, rid) for rid in new_ids for k in KINDS])
+        if "unique-id" in self.active and r.base != EMPTY_TREE and new_ids:
+            olds = self.git.read_blobs([r.spec(r.base, k, rid) for rid in new_ids for k in KINDS])
             for rid, info in new_ids.items():
                 for k in KINDS:
-                    if olds.get(spec(base, k, rid)) is not None and f"{rec_prefix}{k}/" not in info.path:
+                    if olds.get(r.spec(r.base, k, rid)) is not None and f"{r.rec_prefix}{k}/" not in info.path:
                         self.emit("unique-id", info.path, f"id {rid} is already the id of a {k} record", field="id")
+        return infos
 
-        # Referenced records: the push's own, else read from the head tree (12 paths per id, one batch).
-        def fetch(wanted: set[str]) -> None:
-            wanted = wanted - set(self.infos)
-            if not wanted:
-                return
-            found = git.read_blobs([spec(head, k, rid) for rid in wanted for k in KINDS])
-            quiet = FileRules()
-            for rid in wanted:
-                for k in KINDS:
-                    raw = found.get(spec(head, k, rid))
-                    if raw is not None:
-                        _, info = inspect_file(f"{k}/{shard_of(rid)}/{rid}.json", raw, quiet)
-                        if info is not None:
-                            self.infos[rid] = info
-                        break
+    def _fetch(self, r: _Range, wanted: set[str]) -> None:
+        """Read the records `wanted` names from the head tree (not yet known): one batch, every kind's path."""
+        wanted = wanted - set(self.infos)
+        if not wanted:
+            return
+        found = self.git.read_blobs([r.spec(r.head, k, rid) for rid in wanted for k in KINDS])
+        quiet = FileRules()
+        for rid in wanted:
+            for k in KINDS:
+                raw = found.get(r.spec(r.head, k, rid))
+                if raw is not None:
+                    _, info = inspect_file(f"{k}/{shard_of(rid)}/{rid}.json", raw, quiet)
+                    if info is not None:
+                        self.infos[rid] = info
+                    break
 
-        fetch({ref for info in infos for _, ref in info.refs})
-        self.cross_checks(infos, self.lookup, lambda ref: ref in self.infos)
+    def _range_unique_keys(self, r: _Range, infos: list[Info]) -> None:
+        self._base, self._prefix = r.base, r.prefix
+        existing: dict[str, dict[str, list[str]]] = {}
+        for kind in {i.kind for i in infos if i.keys}:
+            existing[kind] = (
+                key_index(self.git, r.base, f"{r.rec_prefix}{kind}", kind, KINDS[kind].UNIQUE_KEYS)
+                if r.base != EMPTY_TREE
+                else {}
+            )
+        self.check_unique(infos, existing)
 
-        if "unique-key" in self.active:
-            self._base, self._prefix = base, prefix
-            existing: dict[str, dict[str, list[str]]] = {}
-            for kind in {i.kind for i in infos if i.keys}:
-                existing[kind] = (
-                    key_index(git, base, f"{rec_prefix}{kind}", kind, KINDS[kind].UNIQUE_KEYS)
-                    if base != EMPTY_TREE
-                    else {}
-                )
-            self.check_unique(infos, existing)
+    def _range_pages(self, r: _Range, pages_changed: list[str]) -> None:
+        """The changed pages are checked; the high-water mark counts all of them."""
+        all_pages = [p for p in self.git.ls_tree(r.head, r.spec_prefix) if p.endswith(".md")]
+        texts = self.git.read_blobs([f"{r.head}:{p}" for p in all_pages])
+        pages_text = {r.rel(p): (texts.get(f"{r.head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
+        owners = self._issue_owners(r, pages_text)
+        # Records that changed pages name beside their figures (for their spread).
+        self._fetch(
+            r, {i for p in pages_changed for f in pages_mod.quoted_figures(pages_text[r.rel(p)]) for i in f.ids}
+        )
+        self.page_checks(pages_text, [r.rel(p) for p in pages_changed], owners.get)
 
-        if "attachments" in self.active:
-
-            def read_git(relpath: str):
-                full = f"{rec_prefix}{relpath}"
-                mode = git.text("ls-tree", head, "--", full, check=False).split(" ")[0]
-                if not mode:
-                    return "is missing", b""
-                if mode == "120000":
-                    return "is a symlink", b""
-                if mode != "100644" and mode != "100755":
-                    return "is not a regular file", b""
-                return None, git.read_blobs([f"{head}:{full}"])[f"{head}:{full}"] or b""
-
-            for info in infos:
-                self.check_attachment(info, read_git)
-
-        # Pages: the changed ones are checked; the high-water mark counts all of them.
-        all_pages = [p for p in git.ls_tree(head, spec_prefix) if p.endswith(".md")]
-        texts = git.read_blobs([f"{head}:{p}" for p in all_pages])
-        pages_text = {rel(p): (texts.get(f"{head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
+    def _issue_owners(self, r: _Range, pages_text: dict[str, str]) -> dict[int, str | None]:
+        """Owner of each issue that an unowned Owed item of a page cites, from the head tree's issue records."""
         issue_numbers: set[int] = set()
-
         for text in pages_text.values():
             for _, _, owner, issues in owed_of_page(text, page_settings(text)[0]):
                 if not owner:
                     issue_numbers.update(issues)
-        owners: dict[int, str | None] = {}
-        if issue_numbers:
-            index = key_index(git, head, f"{rec_prefix}issue", "issue", ("number",))
-            paths = [p for n in issue_numbers for p in index.get(f"number={n}", [])]
-            blobs = git.read_blobs([f"{head}:{rec_prefix}issue/{p}" for p in paths])
-
-            found = []
-            for p in paths:
-                blob = blobs.get(f"{head}:{rec_prefix}issue/{p}")
-                issue = json.loads(blob) if blob else {}
-                found.append(
-                    (issue.get("id", ""), issue.get("number"), issue.get("owner"), set(issue.get("supersedes", [])))
-                )
-            owners = _live_issue_owners(found)
-        # Records that changed pages name beside their figures (for their spread).
-        fetch({i for p in pages_changed for f in pages_mod.quoted_figures(pages_text[rel(p)]) for i in f.ids})
-        self.page_checks(pages_text, [rel(p) for p in pages_changed], owners.get)
+        if not issue_numbers:
+            return {}
+        index = key_index(self.git, r.head, f"{r.rec_prefix}issue", "issue", ("number",))
+        paths = [p for n in issue_numbers for p in index.get(f"number={n}", [])]
+        blobs = self.git.read_blobs([f"{r.head}:{r.rec_prefix}issue/{p}" for p in paths])
+        found = []
+        for p in paths:
+            blob = blobs.get(f"{r.head}:{r.rec_prefix}issue/{p}")
+            issue = json.loads(blob) if blob else {}
+            found.append(
+                (issue.get("id", ""), issue.get("number"), issue.get("owner"), set(issue.get("supersedes", [])))
+            )
+        return _live_issue_owners(found)
 
     # -- pre-push --------------------------------------------------------------------------
 
@@ -731,7 +763,7 @@ def run_check(
             merge_base = git.text("merge-base", ref, head, check=False) or ref
             checker.run_range(merge_base, head)
         elif mode == "pre-push":
-            for local_ref, local_sha, remote_ref, remote_sha in parse_pre_push(pre_push_input or ""):
+            for _local_ref, local_sha, remote_ref, remote_sha in parse_pre_push(pre_push_input or ""):
                 if local_sha == ZERO:
                     continue  # deleting a remote branch adds nothing
                 if remote_sha == ZERO:

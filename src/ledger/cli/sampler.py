@@ -156,7 +156,7 @@ def run(
         gpu = body.get("gpu", {})
         out.print(
             f"{body.get('samples')} samples over {body.get('duration_s')} s; GPU: "
-            + ("NVML, %d device(s)" % gpu.get("devices", 0) if gpu.get("nvml") else gpu.get("reason", "none"))
+            + (f"NVML, {gpu.get('devices', 0)} device(s)" if gpu.get("nvml") else gpu.get("reason", "none"))
         )
         if record is not None:
             out.print(f"memory-profile {record.id}  series {body['series']}")

@@ -59,6 +59,27 @@ def measure_ceiling(
     device = torch.device(device)
     n = matmul_size
     gen = torch.Generator(device=device).manual_seed(0)
+    # One after the other, each in its own function: the matmul's inputs are freed before
+    # the copy's buffers are made.
+    tflops = _matmul_tflops(n, dtype, device, gen, warmup, repeats)
+    tbps, moved = _copy_tbps(copy_bytes, device, gen, warmup, repeats)
+    name = device_name(device)
+    dtype_name = str(dtype).removeprefix("torch.")
+    return {
+        "device": name,
+        "matmul_tflops": statistics.median(tflops),
+        "matmul_dtype": dtype_name,
+        "matmul_shape": [n, n, n],
+        "copy_tbps": statistics.median(tbps),
+        "copy_bytes": moved,
+        "samples": {"matmul_tflops": tflops, "copy_tbps": tbps},
+        "title": title
+        or f"{name}: {dtype_name} matmul {statistics.median(tflops):.3g} TFLOP/s, copy {statistics.median(tbps):.3g} TB/s",
+    }
+
+
+def _matmul_tflops(n: int, dtype: torch.dtype, device: torch.device, gen, warmup: int, repeats: int) -> list[float]:
+    """TFLOP/s of an n x n x n matmul, per timed repeat."""
     # Three input pairs in rotation, so repeated products are not served from cache.
     pairs = [
         (
@@ -75,28 +96,14 @@ def measure_ceiling(
         torch.matmul(a, b, out=out)
 
     _timed(matmul, warmup, device)
-    mm_s = _timed(matmul, repeats, device)
-    tflops = [2 * n**3 / s / 1e12 for s in mm_s]
-    del pairs, out
+    return [2 * n**3 / s / 1e12 for s in _timed(matmul, repeats, device)]
 
-    elems = max(1, copy_bytes // 4)
-    src = torch.rand(elems, device=device, dtype=torch.float32, generator=gen)
+
+def _copy_tbps(copy_bytes: int, device: torch.device, gen, warmup: int, repeats: int) -> tuple[list[float], int]:
+    """TB/s of a device-to-device copy (bytes read + written), per timed repeat, and the bytes moved."""
+    src = torch.rand(max(1, copy_bytes // 4), device=device, dtype=torch.float32, generator=gen)
     dst = torch.empty_like(src)
     _timed(lambda: dst.copy_(src), warmup, device)
     cp_s = _timed(lambda: dst.copy_(src), repeats, device)
     moved = 2 * src.numel() * src.element_size()  # read once + written once
-    tbps = [moved / s / 1e12 for s in cp_s]
-    del src, dst
-    name = device_name(device)
-    dtype_name = str(dtype).removeprefix("torch.")
-    return {
-        "device": name,
-        "matmul_tflops": statistics.median(tflops),
-        "matmul_dtype": dtype_name,
-        "matmul_shape": [n, n, n],
-        "copy_tbps": statistics.median(tbps),
-        "copy_bytes": moved,
-        "samples": {"matmul_tflops": tflops, "copy_tbps": tbps},
-        "title": title
-        or f"{name}: {dtype_name} matmul {statistics.median(tflops):.3g} TFLOP/s, copy {statistics.median(tbps):.3g} TB/s",
-    }
+    return [moved / s / 1e12 for s in cp_s], moved

@@ -542,7 +542,7 @@ class Sampler:
             if not series:
                 continue
 
-            def peak(key: str) -> int | None:
+            def peak(key: str, series: list = series) -> int | None:
                 vals = [s[key] for s in series if key in s]
                 return max(vals) if vals else None
 
@@ -578,7 +578,7 @@ class Sampler:
                 pa = a["procs"].get(key) if alive_a else {"anon": 0, "file": 0, **({"gpu": 0} if has_gpu else {})}
                 pb = b["procs"].get(key) if alive_b else {"anon": 0, "file": 0, **({"gpu": 0} if has_gpu else {})}
 
-                def delta(k: str) -> int | None:
+                def delta(k: str, pa: dict = pa, pb: dict = pb) -> int | None:
                     return pb[k] - pa[k] if k in pa and k in pb else None
 
                 anon_inside = [

@@ -12,10 +12,10 @@ import io
 import re
 import warnings
 from collections import defaultdict
-from typing import Any
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from .context import Page, SiteData
 
