@@ -156,35 +156,13 @@ class _Bf16Run:
         return bool(self.steps) or self.timing is not None
 
     def result(self, result: LogLine, source: dict[str, Any] | None, name: str, warmup: int | None) -> dict[str, Any]:
+        """The measurement of this run: its measured step times (BF16_TIMING's true-wall, else its
+        internal, else the BF16_STEP lines after warmup), checked against what BF16_RESULT says."""
         r = result.data
-        outcome = r.get("outcome", "ok")
-        if r.get("oom") is True:
-            outcome = "oom"
-        known = {
-            "local_batch_size",
-            "gradient_accumulation_steps",
-            "world_size",
-            "internal_median_step_sec",
-            "internal_model_mfu_percent",
-            "true_wall_median_step_sec",
-            "true_wall_model_mfu_percent",
-            "peak_allocated_max_rank_bytes",
-            "peak_reserved_max_rank_bytes",
-            "warmup_steps",
-            "measured_steps",
-            "outcome",
-            "oom",
-        }
+        outcome = "oom" if r.get("oom") is True else r.get("outcome", "ok")
         record: dict[str, Any] = {"metric": "step_time", "unit": "s", "statistic": "median"}
         extra: dict[str, Any] = {"log_line": result.line}
-        ints = {
-            "world_size": "world_size",
-            "local_batch_size": "local_batch",
-            "gradient_accumulation_steps": "grad_accum",
-            "peak_allocated_max_rank_bytes": "peak_allocated_bytes",
-            "peak_reserved_max_rank_bytes": "peak_reserved_bytes",
-        }
-        for key, target in ints.items():
+        for key, target in _INT_FIELDS.items():
             if r.get(key) is not None:
                 record[target] = int(_number(r[key], name, key, result))
         if outcome != "ok":
@@ -194,81 +172,11 @@ class _Bf16Run:
             record["extra"] = extra
             return record
 
-        internal = true_wall = None
-        if self.timing is not None:
-            internal = _series(self.timing.data, "internal_slowest_rank_sec", name, self.timing)
-            true_wall = _series(self.timing.data, "true_wall_slowest_rank_sec", name, self.timing)
-            if internal and true_wall and len(internal) != len(true_wall):
-                raise _contradiction(
-                    name,
-                    self.timing,
-                    f"BF16_TIMING has {len(internal)} internal but {len(true_wall)} true-wall step times",
-                )
-        measured_from_timing = len(true_wall or internal or [])
-
-        def declared(key: str) -> int | None:
-            for src in (r, self.timing.data if self.timing else {}):
-                if src.get(key) is not None:
-                    return int(_number(src[key], name, key, result))
-            return None
-
-        warm = declared("warmup_steps")
-        if warm is None:
-            warm = warmup
-        measured = declared("measured_steps")
-        if measured is not None and measured_from_timing and measured != measured_from_timing:
-            raise _contradiction(
-                name, result, f"measured_steps = {measured} but BF16_TIMING holds {measured_from_timing} step times"
-            )
-        measured = measured or measured_from_timing or None
-
+        internal, true_wall = self._timing_series(name)
+        warm, measured = self._declared_steps(result, name, warmup, len(true_wall or internal or []))
         step_samples: list[float] = []
         if self.steps:
-            numbers: list[int] = []
-            for s in self.steps:
-                if "step" not in s.data or "step_time_sec" not in s.data:
-                    raise _contradiction(name, s, "BF16_STEP lacks step or step_time_sec")
-                numbers.append(int(_number(s.data["step"], name, "step", s)))
-            seen: set[int] = set()
-            for s, number in zip(self.steps, numbers):
-                if number in seen:
-                    raise _contradiction(name, s, f"step {number} appears twice")
-                seen.add(number)
-            expected = list(range(numbers[0], numbers[0] + len(numbers)))
-            if numbers != expected:
-                missing = sorted(set(range(min(numbers), max(numbers) + 1)) - seen)
-                bad = next(s for s, n, e in zip(self.steps, numbers, expected) if n != e)
-                detail = f"step(s) {missing[:5]} missing" if missing else "steps out of order"
-                raise _contradiction(name, bad, f"BF16_STEP lines are not consecutive: {detail}")
-            n = len(self.steps)
-            if warm is not None and measured is not None and n != warm + measured:
-                raise _contradiction(
-                    name, result, f"{n} BF16_STEP lines but warmup {warm} + measured {measured} = {warm + measured}"
-                )
-            if warm is None and measured is not None:
-                warm = n - measured
-                if warm < 0:
-                    raise _contradiction(
-                        name, result, f"{n} BF16_STEP lines but BF16_TIMING holds {measured} measured steps"
-                    )
-            if warm is None:
-                raise InputError(
-                    f"{name}: cannot tell warmup from measured steps",
-                    [
-                        Problem(
-                            name,
-                            f"line {result.line}",
-                            f"BF16_RESULT names no warmup_steps and no BF16_TIMING precedes it: {_show(result.text)}",
-                            "print warmup_steps in BF16_RESULT, or pass --warmup N",
-                        )
-                    ],
-                )
-            if warm > n:
-                raise _contradiction(name, result, f"{n} BF16_STEP lines but warmup is {warm}")
-            step_samples = [_number(s.data["step_time_sec"], name, "step_time_sec", s) for s in self.steps[warm:]]
-            if measured is None:
-                measured = len(step_samples)
-
+            step_samples, warm = self._step_samples(result, name, warm, measured)
         samples = true_wall or internal or step_samples
         if not samples:
             raise InputError(
@@ -282,31 +190,15 @@ class _Bf16Run:
                     )
                 ],
             )
-        checks = [("true_wall_median_step_sec", true_wall), ("internal_median_step_sec", internal)]
-        if not internal and not true_wall:
-            first = "true_wall_median_step_sec" if "true_wall_median_step_sec" in r else "internal_median_step_sec"
-            checks = [(first, step_samples)]
-        for key, series in checks:
-            if series and r.get(key) is not None:
-                given = _number(r[key], name, key, result)
-                derived = statistics.median(series)
-                if not _agrees(given, derived):
-                    raise _contradiction(
-                        name,
-                        result,
-                        f"{key} = {given:g} but the median of the {len(series)} measured steps is {derived:g}",
-                    )
+        _check_medians(result, name, internal, true_wall, step_samples)
 
         record["samples"] = samples
-        record["warmup_steps"] = warm if warm is not None else None
-        if record["warmup_steps"] is None:
-            del record["warmup_steps"]
-        if "true_wall_model_mfu_percent" in r:
-            record["mfu_percent"] = _number(
-                r["true_wall_model_mfu_percent"], name, "true_wall_model_mfu_percent", result
-            )
-        elif "internal_model_mfu_percent" in r:
-            record["mfu_percent"] = _number(r["internal_model_mfu_percent"], name, "internal_model_mfu_percent", result)
+        if warm is not None:
+            record["warmup_steps"] = warm
+        for key in ("true_wall_model_mfu_percent", "internal_model_mfu_percent"):
+            if key in r:
+                record["mfu_percent"] = _number(r[key], name, key, result)
+                break
         if all(record.get(k) for k in ("world_size", "local_batch", "grad_accum")):
             record["global_batch"] = record["world_size"] * record["local_batch"] * record["grad_accum"]
             record["throughput"] = record["global_batch"] / statistics.median(samples)
@@ -318,13 +210,139 @@ class _Bf16Run:
         extra["samples_from"] = (
             "true_wall_slowest_rank_sec" if true_wall else "internal_slowest_rank_sec" if internal else "BF16_STEP"
         )
-        for key, value in r.items():
-            if key not in known:
-                extra[key] = value
+        extra.update((key, value) for key, value in r.items() if key not in _KNOWN_RESULT_KEYS)
         record["extra"] = extra
         if source:
             record["source"] = source
         return record
+
+    def _timing_series(self, name: str) -> tuple[list[float] | None, list[float] | None]:
+        """BF16_TIMING's internal and true-wall step times (slowest rank), which must be as many."""
+        if self.timing is None:
+            return None, None
+        internal = _series(self.timing.data, "internal_slowest_rank_sec", name, self.timing)
+        true_wall = _series(self.timing.data, "true_wall_slowest_rank_sec", name, self.timing)
+        if internal and true_wall and len(internal) != len(true_wall):
+            raise _contradiction(
+                name, self.timing, f"BF16_TIMING has {len(internal)} internal but {len(true_wall)} true-wall step times"
+            )
+        return internal, true_wall
+
+    def _declared_steps(
+        self, result: LogLine, name: str, warmup: int | None, from_timing: int
+    ) -> tuple[int | None, int | None]:
+        """(warmup, measured) steps as BF16_RESULT or BF16_TIMING declare them (--warmup when neither)."""
+
+        def declared(key: str) -> int | None:
+            for src in (result.data, self.timing.data if self.timing else {}):
+                if src.get(key) is not None:
+                    return int(_number(src[key], name, key, result))
+            return None
+
+        warm = declared("warmup_steps")
+        measured = declared("measured_steps")
+        if measured is not None and from_timing and measured != from_timing:
+            raise _contradiction(
+                name, result, f"measured_steps = {measured} but BF16_TIMING holds {from_timing} step times"
+            )
+        return (warmup if warm is None else warm), (measured or from_timing or None)
+
+    def _step_samples(
+        self, result: LogLine, name: str, warm: int | None, measured: int | None
+    ) -> tuple[list[float], int]:
+        """The step times of the BF16_STEP lines after warmup, and the warmup; the steps must be
+        consecutive and as many as warmup + measured."""
+        numbers = []
+        for s in self.steps:
+            if "step" not in s.data or "step_time_sec" not in s.data:
+                raise _contradiction(name, s, "BF16_STEP lacks step or step_time_sec")
+            numbers.append(int(_number(s.data["step"], name, "step", s)))
+        seen: set[int] = set()
+        for s, number in zip(self.steps, numbers):
+            if number in seen:
+                raise _contradiction(name, s, f"step {number} appears twice")
+            seen.add(number)
+        expected = list(range(numbers[0], numbers[0] + len(numbers)))
+        if numbers != expected:
+            missing = sorted(set(range(min(numbers), max(numbers) + 1)) - seen)
+            bad = next(s for s, n, e in zip(self.steps, numbers, expected) if n != e)
+            detail = f"step(s) {missing[:5]} missing" if missing else "steps out of order"
+            raise _contradiction(name, bad, f"BF16_STEP lines are not consecutive: {detail}")
+        n = len(self.steps)
+        if warm is not None and measured is not None and n != warm + measured:
+            raise _contradiction(
+                name, result, f"{n} BF16_STEP lines but warmup {warm} + measured {measured} = {warm + measured}"
+            )
+        if warm is None and measured is not None:
+            warm = n - measured
+            if warm < 0:
+                raise _contradiction(
+                    name, result, f"{n} BF16_STEP lines but BF16_TIMING holds {measured} measured steps"
+                )
+        if warm is None:
+            raise InputError(
+                f"{name}: cannot tell warmup from measured steps",
+                [
+                    Problem(
+                        name,
+                        f"line {result.line}",
+                        f"BF16_RESULT names no warmup_steps and no BF16_TIMING precedes it: {_show(result.text)}",
+                        "print warmup_steps in BF16_RESULT, or pass --warmup N",
+                    )
+                ],
+            )
+        if warm > n:
+            raise _contradiction(name, result, f"{n} BF16_STEP lines but warmup is {warm}")
+        return [_number(s.data["step_time_sec"], name, "step_time_sec", s) for s in self.steps[warm:]], warm
+
+
+#: BF16_RESULT's integer fields -> the measurement's fields.
+_INT_FIELDS = {
+    "world_size": "world_size",
+    "local_batch_size": "local_batch",
+    "gradient_accumulation_steps": "grad_accum",
+    "peak_allocated_max_rank_bytes": "peak_allocated_bytes",
+    "peak_reserved_max_rank_bytes": "peak_reserved_bytes",
+}
+#: BF16_RESULT keys read into the measurement; any other key is kept in `extra`.
+_KNOWN_RESULT_KEYS = {
+    "local_batch_size",
+    "gradient_accumulation_steps",
+    "world_size",
+    "internal_median_step_sec",
+    "internal_model_mfu_percent",
+    "true_wall_median_step_sec",
+    "true_wall_model_mfu_percent",
+    "peak_allocated_max_rank_bytes",
+    "peak_reserved_max_rank_bytes",
+    "warmup_steps",
+    "measured_steps",
+    "outcome",
+    "oom",
+}
+
+
+def _check_medians(
+    result: LogLine,
+    name: str,
+    internal: list[float] | None,
+    true_wall: list[float] | None,
+    step_samples: list[float],
+) -> None:
+    """The medians BF16_RESULT states agree with the step times they summarise."""
+    r = result.data
+    checks = [("true_wall_median_step_sec", true_wall), ("internal_median_step_sec", internal)]
+    if not internal and not true_wall:
+        first = "true_wall_median_step_sec" if "true_wall_median_step_sec" in r else "internal_median_step_sec"
+        checks = [(first, step_samples)]
+    for key, series in checks:
+        if series and r.get(key) is not None:
+            given = _number(r[key], name, key, result)
+            derived = statistics.median(series)
+            if not _agrees(given, derived):
+                raise _contradiction(
+                    name, result, f"{key} = {given:g} but the median of the {len(series)} measured steps is {derived:g}"
+                )
 
 
 def parse_log(text: str, name: str, *, warmup: int | None = None) -> list[Item]:

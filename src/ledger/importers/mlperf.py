@@ -223,19 +223,10 @@ def olympic_average(values: list[float], failed: int = 0) -> tuple[float, list[i
 
 
 def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
+    """Drafts for MLPerf training result logs (one measurement per run, its environment, and a
+    result set per benchmark and system) and inference LoadGen summaries."""
     logs = [p for p in paths if p.suffix.lower() != ".json"]
-    system_files = [p for p in paths if p.suffix.lower() == ".json"]
-    given_system: tuple[Path, dict[str, Any]] | None = None
-    for path in system_files:
-        data = read_json(path, "MLPerf system description")
-        if not isinstance(data, dict) or "system_name" not in data:
-            raise fail(
-                path,
-                "key system_name",
-                "is missing",
-                "a .json beside MLPerf logs must be the system description (systems/SYSTEM.json)",
-            )
-        given_system = (path, data)
+    given_system = _given_system([p for p in paths if p.suffix.lower() == ".json"])
     summaries = [p for p in logs if p.name.startswith("mlperf_log_summary") or _is_summary(p)]
     logs = [p for p in logs if p not in summaries]
     if not logs and not summaries:
@@ -249,65 +240,17 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     for n, path in enumerate(logs):
         log = read_log(path)
         start_line, start = log.events["run_start"]
-        gaps: list[str] = []
-        # Provenance: the submission's commit, if the harness printed one.
-        if log.commit_line is None:
-            source, more = None, [":::GITCOMMITID line is absent: the measured commit is unknown"]
-        else:
-            line_no, rest = log.commit_line
-            source, more = source_from_commit(
-                rest.split()[0] if rest.split() else "", what=f":::GITCOMMITID (line {line_no})"
-            )
-        gaps += more
+        source, gaps = _provenance(log)
         submission = {
             k.removeprefix("submission_"): _value(log, k) for k in _SUBMISSION_KEYS if _value(log, k) is not None
         }
         for key, value in submission.items():
             if isinstance(value, str) and _PLACEHOLDER_RE.search(value):
                 gaps.append(f"submission_{key} is the placeholder {value!r}")
-
-        # The system description: inline SYSJSON first, then a file given or found beside the log.
-        system, sys_file, sys_line = None, str(path), None
-        if log.sysjson is not None:
-            sys_line, system = log.sysjson
-        elif given_system is not None:
-            sys_file, system = str(given_system[0]), given_system[1]
-        elif (found := _system_file_for(path)) is not None:
-            try:
-                data = read_json(found, "MLPerf system description")
-            except InputError as exc:
-                # Found by the submission layout, not given: a description that is not JSON (NVIDIA's
-                # v0.6 systems/*.json hold :::MLL-style lines) is reported, not fatal.
-                reason = exc.problems[0].message if exc.problems else str(exc)
-                note = f"{record_path(found)} was not used: {reason}"
-                if note not in options.notes:
-                    options.notes.append(note)
-                gaps.append(f"system description {record_path(found)} is not JSON ({reason})")
-                data = None
-            if isinstance(data, dict):
-                sys_file, system = str(found), data
-        if system is not None:
-            for key in ("submitter", "system_name"):
-                value = system.get(key)
-                if isinstance(value, str) and _PLACEHOLDER_RE.search(value):
-                    gaps.append(f"system description {key} is the placeholder {value!r}")
-        else:
-            gaps.append("no system description: neither :::SYSJSON nor systems/SYSTEM.json")
-
+        system, sys_file, sys_line = _system_of(log, path, given_system, options, gaps)
         observed_at = parse_date(start.get("time_ms"), path, f"line {start_line}, key time_ms")
-        per_node = _int((system or {}).get("accelerators_per_node"))
-        nodes = _int((system or {}).get("number_of_nodes"))
-        accel = (system or {}).get("accelerator_model_name")
         system_name = (system or {}).get("system_name") or submission.get("platform") or path.parent.parent.name
-        allocation: dict[str, Any] = {
-            # Each result log is its own run; nothing in it says two runs shared a job.
-            "id": f"mlperf-{system_name}-{start['time_ms']}",
-            "scheduler": "mlperf",
-            "topology": f"{nodes * per_node}x {accel}" if nodes and per_node and accel else None,
-            "nodes": nodes,
-            "gpus_per_node": per_node,
-        }
-        allocation = {k: v for k, v in allocation.items() if v is not None}
+        allocation = _allocation(system, system_name, start)
 
         env_handle = None
         if system is not None:
@@ -320,69 +263,15 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                 env.data["allocation"] = allocation if sys_line is not None else None
                 drafts.append(env)
 
-        stop = log.events.get("run_stop")
-        status = (stop[1].get("metadata") or {}).get("status") if stop else None
-        throughputs = [
-            float(p["value"]["throughput"])
-            for _, p in log.tracked
-            if isinstance(p.get("value"), dict) and isinstance(p["value"].get("throughput"), (int, float))
-        ]
-        extra: dict[str, Any] = {
-            "format": "mlperf",
-            "submission": submission,
-            "hyperparameters": {k: _value(log, k) for k in _HYPERPARAMS if _value(log, k) is not None},
-            "run_start_ms": start["time_ms"],
-            "status": status,
-        }
-        if system is not None:
-            extra["system"] = system
-            extra["system_file"] = record_path(sys_file)
-        if throughputs:
-            extra["tracked_throughput"] = throughputs
-        if gaps:
-            extra["provenance_gaps"] = gaps
-        benchmark = submission.get("benchmark") or path.parent.name
-        data = {
-            # The benchmark is part of the metric: a GPT-3 time never compares with a ResNet one.
-            "metric": f"{benchmark}/time_to_train",
-            "unit": "min",
-            "lower_is_better": True,
-            "observed_at": observed_at,
-            "allocation": allocation,
-            "extra": extra,
-        }
-        extra["benchmark"] = benchmark
-        extra["log_format"] = ":::MLL (v0.6)" if log.old_format else ":::MLLOG"
+        extra: dict[str, Any] = {"system": system, "system_file": record_path(sys_file)} if system is not None else {}
+        data, ttt, benchmark = _run_measurement(log, path, submission, extra, gaps)
+        data.update(observed_at=observed_at, allocation=allocation)
         if source:
             data["source"] = source
-        if throughputs:
-            # tracked_stats throughput is training samples per second between evaluations.
-            data["throughput"] = statistics.median(throughputs)
-            data["throughput_unit"] = "samples/s"
-        gbs = _value(log, "global_batch_size")
-        if isinstance(gbs, int) and gbs > 0:
-            data["global_batch"] = gbs
-        ttt: float | None = None
-        if stop is None:
-            data["outcome"] = "failed"
-            data["notes"] = "no run_stop event: the run did not finish"
-        elif status != "success":
-            data["outcome"] = "failed"
-            data["notes"] = f"run_stop status is {status!r}: the run did not reach the quality target"
-            extra["run_stop_ms"] = stop[1]["time_ms"]
-        else:
-            extra["run_stop_ms"] = stop[1]["time_ms"]
-            ttt = (stop[1]["time_ms"] - start["time_ms"]) / 60000.0
-            if ttt < 0:
-                raise fail(
-                    path,
-                    f"line {stop[0]}, key time_ms",
-                    "run_stop is earlier than run_start",
-                    "give the result log as the benchmark wrote it",
-                )
-            data["samples"] = [ttt]
         data["title"] = f"MLPerf {benchmark} on {system_name}: " + (
-            f"time to train {ttt:.3f} min" if ttt is not None else f"{data['outcome']} ({status or 'no run_stop'})"
+            f"time to train {ttt:.3f} min"
+            if ttt is not None
+            else f"{data['outcome']} ({data['extra']['status'] or 'no run_stop'})"
         )
         handle = f"run{n}"
         draft = Draft("measurement", data, str(path), start_line, handle=handle, label=f"{benchmark} run {path.name}")
@@ -398,6 +287,141 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
             continue  # a set needs one run left after dropping the fastest and the slowest
         drafts.append(_set_draft(benchmark, org, system_name, division, runs))
     return drafts
+
+
+def _given_system(system_files: list[Path]) -> tuple[Path, dict[str, Any]] | None:
+    """The system description given beside the logs (the last one, when several)."""
+    given: tuple[Path, dict[str, Any]] | None = None
+    for path in system_files:
+        data = read_json(path, "MLPerf system description")
+        if not isinstance(data, dict) or "system_name" not in data:
+            raise fail(
+                path,
+                "key system_name",
+                "is missing",
+                "a .json beside MLPerf logs must be the system description (systems/SYSTEM.json)",
+            )
+        given = (path, data)
+    return given
+
+
+def _provenance(log: Any) -> tuple[dict[str, Any] | None, list[str]]:
+    """The submission's commit, if the harness printed one, and the provenance gaps so far."""
+    if log.commit_line is None:
+        return None, [":::GITCOMMITID line is absent: the measured commit is unknown"]
+    line_no, rest = log.commit_line
+    source, gaps = source_from_commit(rest.split()[0] if rest.split() else "", what=f":::GITCOMMITID (line {line_no})")
+    return source, list(gaps)
+
+
+def _system_of(
+    log: Any, path: Path, given: tuple[Path, dict[str, Any]] | None, options: ImportOptions, gaps: list[str]
+) -> tuple[dict[str, Any] | None, str, int | None]:
+    """(system description, its file, its line) of one run: the inline SYSJSON first, then a file
+    given or found beside the log. What is missing or a placeholder goes into `gaps`."""
+    system, sys_file, sys_line = None, str(path), None
+    if log.sysjson is not None:
+        sys_line, system = log.sysjson
+    elif given is not None:
+        sys_file, system = str(given[0]), given[1]
+    elif (found := _system_file_for(path)) is not None:
+        try:
+            data = read_json(found, "MLPerf system description")
+        except InputError as exc:
+            # Found by the submission layout, not given: a description that is not JSON (NVIDIA's
+            # v0.6 systems/*.json hold :::MLL-style lines) is reported, not fatal.
+            reason = exc.problems[0].message if exc.problems else str(exc)
+            note = f"{record_path(found)} was not used: {reason}"
+            if note not in options.notes:
+                options.notes.append(note)
+            gaps.append(f"system description {record_path(found)} is not JSON ({reason})")
+            data = None
+        if isinstance(data, dict):
+            sys_file, system = str(found), data
+    if system is None:
+        gaps.append("no system description: neither :::SYSJSON nor systems/SYSTEM.json")
+        return None, sys_file, sys_line
+    for key in ("submitter", "system_name"):
+        value = system.get(key)
+        if isinstance(value, str) and _PLACEHOLDER_RE.search(value):
+            gaps.append(f"system description {key} is the placeholder {value!r}")
+    return system, sys_file, sys_line
+
+
+def _allocation(system: dict[str, Any] | None, system_name: str, start: dict[str, Any]) -> dict[str, Any]:
+    per_node = _int((system or {}).get("accelerators_per_node"))
+    nodes = _int((system or {}).get("number_of_nodes"))
+    accel = (system or {}).get("accelerator_model_name")
+    allocation: dict[str, Any] = {
+        # Each result log is its own run; nothing in it says two runs shared a job.
+        "id": f"mlperf-{system_name}-{start['time_ms']}",
+        "scheduler": "mlperf",
+        "topology": f"{nodes * per_node}x {accel}" if nodes and per_node and accel else None,
+        "nodes": nodes,
+        "gpus_per_node": per_node,
+    }
+    return {k: v for k, v in allocation.items() if v is not None}
+
+
+def _run_measurement(
+    log: Any, path: Path, submission: dict[str, Any], extra: dict[str, Any], gaps: list[str]
+) -> tuple[dict[str, Any], float | None, str]:
+    """The run's measurement fields (time to train from run_start to a successful run_stop, or
+    the failure), its time to train in minutes, and its benchmark."""
+    _, start = log.events["run_start"]
+    stop = log.events.get("run_stop")
+    status = (stop[1].get("metadata") or {}).get("status") if stop else None
+    throughputs = [
+        float(p["value"]["throughput"])
+        for _, p in log.tracked
+        if isinstance(p.get("value"), dict) and isinstance(p["value"].get("throughput"), (int, float))
+    ]
+    benchmark = submission.get("benchmark") or path.parent.name
+    extra = {
+        "format": "mlperf",
+        "submission": submission,
+        "hyperparameters": {k: _value(log, k) for k in _HYPERPARAMS if _value(log, k) is not None},
+        "run_start_ms": start["time_ms"],
+        "status": status,
+        **extra,
+    }
+    if throughputs:
+        extra["tracked_throughput"] = throughputs
+    if gaps:
+        extra["provenance_gaps"] = gaps
+    extra["benchmark"] = benchmark
+    extra["log_format"] = ":::MLL (v0.6)" if log.old_format else ":::MLLOG"
+    data: dict[str, Any] = {
+        # The benchmark is part of the metric: a GPT-3 time never compares with a ResNet one.
+        "metric": f"{benchmark}/time_to_train",
+        "unit": "min",
+        "lower_is_better": True,
+        "extra": extra,
+    }
+    if throughputs:
+        # tracked_stats throughput is training samples per second between evaluations.
+        data["throughput"] = statistics.median(throughputs)
+        data["throughput_unit"] = "samples/s"
+    gbs = _value(log, "global_batch_size")
+    if isinstance(gbs, int) and gbs > 0:
+        data["global_batch"] = gbs
+    if stop is None:
+        data.update(outcome="failed", notes="no run_stop event: the run did not finish")
+        return data, None, benchmark
+    extra["run_stop_ms"] = stop[1]["time_ms"]
+    if status != "success":
+        data.update(outcome="failed", notes=f"run_stop status is {status!r}: the run did not reach the quality target")
+        return data, None, benchmark
+    ttt = (stop[1]["time_ms"] - start["time_ms"]) / 60000.0
+    if ttt < 0:
+        raise fail(
+            path,
+            f"line {stop[0]}, key time_ms",
+            "run_stop is earlier than run_start",
+            "give the result log as the benchmark wrote it",
+        )
+    data["samples"] = [ttt]
+    return data, ttt, benchmark
 
 
 def _set_draft(
