@@ -280,7 +280,9 @@ def test_rule_passes_then_refuses(pushed: Path, case: str):
     commit(pushed, "good")
     ok = push(pushed)
     assert ok.returncode == 0, ok.stderr
-    assert f"[{rule}]" not in ok.stderr or "warning" in ok.stderr
+    # The good case does not trip the rule at all, not even as a warning; other rules' warnings
+    # (there are none in these cases) could not hide it either, since the rule id is looked for.
+    assert f"[{rule}]" not in ok.stderr, ok.stderr
     bad(pushed)
     commit(pushed, "bad")
     refused = push(pushed)
