@@ -351,7 +351,7 @@ def check_comparable(a: list[Any], b: list[Any]) -> list[str]:
     return warnings
 
 
-def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False, alpha: float = 0.05) -> Comparison:
+def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False, alpha: float = 0.05) -> Comparison:  # noqa: PLR0915
     """Compare measurement records `a` against `b` (B relative to A)."""
     if not a or not b:
         raise Refused(

@@ -128,7 +128,7 @@ def _rank(m: Measurement, row_mfu: float | None, row_tp: float | None) -> tuple:
     )
 
 
-def stopping_point(
+def stopping_point(  # noqa: C901, PLR0915
     records: Iterable[Envelope], contract_name: str | None = None, *, contract: Contract | None = None
 ) -> tuple[Contract | None, list[Row]]:
     """The contract the table is for (`contract`, else the current one), and its rows ordered by GPU count."""

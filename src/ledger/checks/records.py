@@ -168,7 +168,7 @@ def _loads(raw: bytes) -> Any:
         return json.loads(raw)
 
 
-def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violation], Info | None]:
+def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violation], Info | None]:  # noqa: C901
     """Check one record file's bytes on their own. `path` is relative to the records folder
     (KIND/SHARD/ID.json) for the unique-id placement check."""
     display = rules.prefix + path

@@ -104,7 +104,7 @@ def _stats_of_row(row: dict[str, Any], k: int) -> dict[str, Any] | None:
     }
 
 
-def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
+def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:  # noqa: C901, PLR0915
     meta: dict[str, Any] = {}
     results_files = []
     for path in paths:

@@ -231,7 +231,7 @@ class When:
     measured_at: dict[str, Any] | None  # {"local": ..., "zone": "unknown" | abbreviation, "why": ...}
 
 
-def parse_time(value: Any, path: Path, where: str, *, naive: str, tool: str) -> When:
+def parse_time(value: Any, path: Path, where: str, *, naive: str, tool: str) -> When:  # noqa: C901
     """A tool's time: epoch seconds or milliseconds, or text with or without a zone.
 
     `naive` says what the tool's documentation or code makes a time without a zone:

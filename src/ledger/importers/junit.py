@@ -87,7 +87,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     return drafts
 
 
-def parse_one(path: Path, options: ImportOptions, *, among_others: bool = False) -> Draft | None:
+def parse_one(path: Path, options: ImportOptions, *, among_others: bool = False) -> Draft | None:  # noqa: C901, PLR0915
     text = read_text(path)
     try:
         root = ET.fromstring(text)

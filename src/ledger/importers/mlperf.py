@@ -63,7 +63,7 @@ class Log:
         self.old_format = False  # v0.6 `:::MLL` lines
 
 
-def read_log(path: Path) -> Log:
+def read_log(path: Path) -> Log:  # noqa: C901
     log = Log(path)
     for lineno, raw in enumerate(read_text(path).splitlines(), start=1):
         line = raw.rstrip("\r")

@@ -32,7 +32,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
+def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:  # noqa: C901, PLR0915
     drafts: list[Draft] = []
     for n, path in enumerate(paths):
         doc = read_json(path, FMT)

@@ -30,7 +30,7 @@ from .base import (
 FMT = "pytest-benchmark"
 
 
-def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
+def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:  # noqa: C901, PLR0915
     drafts: list[Draft] = []
     for n, path in enumerate(paths):
         doc = read_json(path, FMT)

@@ -211,7 +211,7 @@ def _owner_in(text: str) -> str | None:
     return None if owner.lower() in _NO_OWNER else owner
 
 
-def owed_items(text: str) -> list[OwedItem]:
+def owed_items(text: str) -> list[OwedItem]:  # noqa: C901
     """Items under Owed sections: each body row of a table, each top-level list item.
     An owner comes from a column headed Owner, or `owner: NAME`, `owned by NAME` or
     `@handle` in the item's text; issue numbers from `#N`."""

@@ -71,7 +71,6 @@ def prepare(
     now: datetime | None = None,
 ) -> list[Envelope]:
     """Validate items as records of `kind` and seal them. Raises InputError listing every problem."""
-    stamping = stamping or Stamping()
     if kind not in KINDS:
         raise InputError(
             f"unknown kind {kind!r}",
@@ -79,79 +78,16 @@ def prepare(
         )
     model = KINDS[kind]
     problems: list[Problem] = []
-    # Stamps are computed once per batch: every record of one `add` shares them.
-    # ... as plain dicts, dumped once (pydantic serialisation per record cost a quarter of a bulk add).
-    detected_source: dict[str, Any] | None = None
-    detected_alloc: dict[str, Any] | None = None
-    given_source: dict[str, Any] | None = None
-    source_problem: InputError | None = None
-    given_alloc: dict[str, Any] | None = None
+    stamps = _Stamps(ledger, stamping or Stamping(), problems)
     tool = tool_stamp().model_dump(mode="json")
     created = now or datetime.now(UTC)
     out: list[Envelope] = []
     for number, item in enumerate(items, start=1):
-        data = item.data
-        if not isinstance(data, dict):
-            # Items of a JSON array carry no line: name the record by its place instead.
-            problems.append(
-                Problem(
-                    item.file,
-                    item.where or f"record {number}",
-                    f"a record is a mapping of fields, not {type(data).__name__}",
-                    "give one JSON object or YAML mapping per record",
-                )
-            )
+        problem = _shape_problem(item, number, kind)
+        if problem is not None:
+            problems.append(problem)
             continue
-        given_kind = data.get("kind", kind)
-        if given_kind != kind:
-            problems.append(
-                Problem(
-                    item.file,
-                    f"{item.where}, field kind" if item.where else "field kind",
-                    f"record is a {given_kind!r} but the command adds {kind!r}",
-                    f"run `ledger add {given_kind}`, or fix the kind field",
-                )
-            )
-            continue
-        # `ledger show --format json` output comes back with a fresh id and fresh stamps.
-        reprinted = "id" in data and "sha256" in data
-        body = {k: v for k, v in data.items() if k not in GENERATED_FIELDS}
-        if reprinted:
-            body.pop("source", None)
-            body.pop("allocation", None)
-        if stamping.source is not None:
-            if given_source is None:
-                given_source = stamping.source.model_dump(mode="json", exclude_none=True)
-            body["source"] = given_source
-        elif "source" not in body and not stamping.no_source:
-            if detected_source is None and source_problem is None:
-                try:
-                    detected_source = source_stamp(
-                        stamping.source_path or (ledger.root / ledger.config.source), exclude=ledger.records_dir
-                    ).model_dump(mode="json", exclude_none=True)
-                except InputError as exc:
-                    # Reported once, beside whatever is wrong with the records themselves.
-                    source_problem = exc
-                    problems.extend(exc.problems)
-            body["source"] = detected_source
-        if stamping.allocation is not None:
-            if given_alloc is None:
-                given_alloc = stamping.allocation.model_dump(mode="json", exclude_none=True)
-            body["allocation"] = given_alloc
-        elif "allocation" not in body:
-            if detected_alloc is None:
-                detected_alloc = detect_allocation(overrides=stamping.overrides).model_dump(
-                    mode="json", exclude_none=True
-                )
-            body["allocation"] = detected_alloc
-        else:
-            alloc = dict(body["allocation"]) if isinstance(body["allocation"], dict) else body["allocation"]
-            if isinstance(alloc, dict):
-                if stamping.overrides.id:
-                    alloc["id"] = stamping.overrides.id
-                if stamping.overrides.topology:
-                    alloc["topology"] = stamping.overrides.topology
-            body["allocation"] = alloc
+        body = stamps.apply(_body_of(item.data))
         body["kind"] = kind
         body["id"] = new_id(created)
         body["created_at"] = created.isoformat().replace("+00:00", "Z")
@@ -166,6 +102,90 @@ def prepare(
     if problems:
         raise InputError(f"{len(problems)} problem(s); nothing was written", problems)
     return out
+
+
+def _shape_problem(item: Item, number: int, kind: str) -> Problem | None:
+    """Why an item cannot be a record of `kind` at all: not a mapping, or another kind."""
+    data = item.data
+    if not isinstance(data, dict):
+        # Items of a JSON array carry no line: name the record by its place instead.
+        return Problem(
+            item.file,
+            item.where or f"record {number}",
+            f"a record is a mapping of fields, not {type(data).__name__}",
+            "give one JSON object or YAML mapping per record",
+        )
+    given_kind = data.get("kind", kind)
+    if given_kind != kind:
+        return Problem(
+            item.file,
+            f"{item.where}, field kind" if item.where else "field kind",
+            f"record is a {given_kind!r} but the command adds {kind!r}",
+            f"run `ledger add {given_kind}`, or fix the kind field",
+        )
+    return None
+
+
+def _body_of(data: dict[str, Any]) -> dict[str, Any]:
+    """The fields a user gives. `ledger show --format json` output comes back with a fresh id
+    and fresh stamps, so a reprinted record's own id, hash, source and allocation are dropped."""
+    body = {k: v for k, v in data.items() if k not in GENERATED_FIELDS}
+    if "id" in data and "sha256" in data:
+        body.pop("source", None)
+        body.pop("allocation", None)
+    return body
+
+
+class _Stamps:
+    """Source and allocation stamps of one batch: given, or detected once and shared by every
+    record (as plain dicts, dumped once: pydantic serialisation per record cost a quarter of a
+    bulk add). A source that cannot be stamped is reported once, beside the records' problems."""
+
+    def __init__(self, ledger: Ledger, stamping: Stamping, problems: list[Problem]) -> None:
+        self.ledger = ledger
+        self.stamping = stamping
+        self.problems = problems
+        self._source: dict[str, Any] | None = None
+        self._source_failed = False
+        self._allocation: dict[str, Any] | None = None
+
+    def apply(self, body: dict[str, Any]) -> dict[str, Any]:
+        stamping = self.stamping
+        if stamping.source is not None or ("source" not in body and not stamping.no_source):
+            body["source"] = self.source()
+        if stamping.allocation is not None or "allocation" not in body:
+            body["allocation"] = self.allocation()
+        elif isinstance(body["allocation"], dict):
+            alloc = dict(body["allocation"])
+            if stamping.overrides.id:
+                alloc["id"] = stamping.overrides.id
+            if stamping.overrides.topology:
+                alloc["topology"] = stamping.overrides.topology
+            body["allocation"] = alloc
+        return body
+
+    def source(self) -> dict[str, Any] | None:
+        if self._source is None and not self._source_failed:
+            stamping = self.stamping
+            if stamping.source is not None:
+                self._source = stamping.source.model_dump(mode="json", exclude_none=True)
+                return self._source
+            try:
+                self._source = source_stamp(
+                    stamping.source_path or (self.ledger.root / self.ledger.config.source),
+                    exclude=self.ledger.records_dir,
+                ).model_dump(mode="json", exclude_none=True)
+            except InputError as exc:
+                self._source_failed = True
+                self.problems.extend(exc.problems)
+        return self._source
+
+    def allocation(self) -> dict[str, Any]:
+        if self._allocation is None:
+            stamping = self.stamping
+            given = stamping.allocation or detect_allocation(overrides=stamping.overrides)
+            self._allocation = given.model_dump(mode="json", exclude_none=True)
+        return self._allocation
 
 
 def seal_record(record: Envelope) -> dict[str, Any]:
