@@ -60,9 +60,9 @@ class MissingExtra(LedgerError):
             f"{command} needs the {extra} extra ({package} is not installed): pip install 'ledger[{extra}]'",
             [
                 Problem(
-                    "<command line>",
                     command,
-                    f"needs {package}, from the {extra} extra",
+                    "",
+                    f"is part of the {extra} extra, which is not installed: no module {package}",
                     f"pip install 'ledger[{extra}]'",
                 )
             ],
