@@ -11,18 +11,6 @@ writes the pages, runs MkDocs and checks the links of what it built.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from . import builder
-
-if TYPE_CHECKING:
-    from .builder import SiteCheckFailed, SiteResult, build_site, generate
+from .builder import SiteCheckFailed, SiteResult, build_site, generate
 
 __all__ = ["build_site", "generate", "SiteResult", "SiteCheckFailed"]
-
-
-def __getattr__(name: str) -> Any:
-    # Lazy, so `import ledger.site` costs nothing until a build is asked for.
-    if name in __all__:
-        return getattr(builder, name)
-    raise AttributeError(name)
