@@ -10,8 +10,8 @@ Three fresh virtual environments, each made with `python -m venv` and one `pip i
 
 For each: the size of its site-packages (pip and setuptools, which every venv has, left
 out), the number of distributions, and the wall time of `ledger check --pre-push` for a
-10-record push on a small ledger (git's pre-push input on stdin; median of --repeats cold
-process starts). Prints a table; with --record adds the figures as measurement records
+10-record push on a small ledger (git's pre-push input on stdin; --repeats cold process
+starts per install, in interleaved rounds; wall time and CPU time with git's children). Prints a table; with --record adds the figures as measurement records
 under the contract `bench-core-install` in this repository's own ledger (commit the files
 it prints).
 
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -102,22 +103,37 @@ def small_ledger(folder: Path, ledger: Path) -> tuple[Path, str]:
     return repo, f"refs/heads/main {head} refs/heads/main {base}\n"
 
 
-def pre_push_s(venv: Path, repo: Path, stdin: str, repeats: int) -> list[float]:
+def pre_push_once(venv: Path, repo: Path, stdin: str) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, with git's children) of one cold
+    `ledger check --pre-push` for the 10-record push."""
     exe = venv / "bin" / "ledger"
-    times = []
-    for _ in range(repeats + 1):  # the first run warms the page cache and is not kept
-        t0 = time.perf_counter()
-        proc = subprocess.run(
-            [str(exe), "check", "--pre-push", "--remote", "origin"],
-            cwd=repo,
-            input=stdin.encode(),
-            env=ENV,
-            capture_output=True,
-        )
-        times.append(time.perf_counter() - t0)
-        if proc.returncode != 0:
-            raise SystemExit(f"{exe} check --pre-push failed: {proc.stderr.decode()}")
-    return times[1:]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [str(exe), "check", "--pre-push", "--remote", "origin"],
+        cwd=repo,
+        input=stdin.encode(),
+        env=ENV,
+        capture_output=True,
+    )
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{exe} check --pre-push failed: {proc.stderr.decode()}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def pre_push_rounds(rows: list[dict], repo: Path, stdin: str, repeats: int) -> None:
+    """Interleaved rounds (before, core, site, before, ...), so load that comes and goes on a
+    shared machine falls on every install alike; the first round warms the page cache."""
+    for row in rows:
+        row["pre_push"], row["pre_push_cpu"] = [], []
+    for round_no in range(repeats + 1):
+        for row in rows:
+            wall, cpu = pre_push_once(row["venv"], repo, stdin)
+            if round_no:
+                row["pre_push"].append(wall)
+                row["pre_push_cpu"].append(cpu)
 
 
 def main() -> int:
@@ -145,8 +161,7 @@ def main() -> int:
             mb, dists = size_mb(venv)
             rows.append({"key": key, "how": how, "mb": mb, "dists": dists, "install_s": install_s, "venv": venv})
         repo, stdin = small_ledger(work, rows[0]["venv"] / "bin" / "ledger")
-        for row in rows:
-            row["pre_push"] = pre_push_s(row["venv"], repo, stdin, args.repeats)
+        pre_push_rounds(rows, repo, stdin, args.repeats)
         table(rows, args.repeats)
         if args.record:
             record(rows, args)
@@ -161,18 +176,22 @@ def table(rows: list[dict], repeats: int) -> None:
     print(
         f"machine: {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, Python {platform.python_version()}"
     )
-    print(f"{'install':<34} {'site-packages':>14} {'dists':>6} {'pre-push median':>16} {'min':>7} {'max':>7}")
+    print(
+        f"{'install':<34} {'site-packages':>14} {'dists':>6} {'pre-push wall median':>21} {'min':>7} {'max':>7} "
+        f"{'CPU median':>11}"
+    )
     for r in rows:
         t = r["pre_push"]
         print(
-            f"{r['how']:<34} {r['mb']:>11.1f} MB {r['dists']:>6} {statistics.median(t):>14.3f} s "
-            f"{min(t):>6.3f} {max(t):>6.3f}"
+            f"{r['how']:<34} {r['mb']:>11.1f} MB {r['dists']:>6} {statistics.median(t):>19.3f} s "
+            f"{min(t):>6.3f} {max(t):>6.3f} {statistics.median(r['pre_push_cpu']):>9.3f} s"
         )
     before, core = rows[0], rows[1]
     print(
         f"core is {core['mb']:.1f} MB against {before['mb']:.1f} MB before ({core['mb'] / before['mb']:.0%}); "
         f"pre-push start-up median {statistics.median(core['pre_push']):.3f} s against "
-        f"{statistics.median(before['pre_push']):.3f} s ({repeats} cold starts each)"
+        f"{statistics.median(before['pre_push']):.3f} s; CPU {statistics.median(core['pre_push_cpu']):.3f} s against "
+        f"{statistics.median(before['pre_push_cpu']):.3f} s ({repeats} interleaved cold starts each)"
     )
 
 
@@ -193,8 +212,9 @@ def record(rows: list[dict], args) -> None:
                     "statistic": "median",
                     "rank_reduction": "single",
                     "description": "Size of site-packages after one `pip install` into a fresh venv (pip and "
-                    "setuptools left out), and wall time of `ledger check --pre-push` for a 10-record push, "
-                    "cold process starts: before the split into a core and extras, the core, and core + site.",
+                    "setuptools left out), and wall and CPU time of `ledger check --pre-push` for a 10-record "
+                    "push, cold process starts in interleaved rounds: before the split into a core and extras, "
+                    "the core, and core + site.",
                 }
             ),
         ).strip()
@@ -211,6 +231,18 @@ def record(rows: list[dict], args) -> None:
                 "unit": "MB",
                 "samples": [round(r["mb"], 2)],
                 "title": f"site-packages after {r['how']} ({r['key']})",
+                "lower_is_better": True,
+                "command": "python benchmarks/core_bench.py --record",
+                "extra": extra,
+            }
+        )
+        lines.append(
+            {
+                "contract": contract_id,
+                "metric": f"pre_push_cpu_{r['key']}",
+                "unit": "s",
+                "samples": [round(t, 4) for t in r["pre_push_cpu"]],
+                "title": f"ledger check --pre-push CPU time (user + system, with git), after {r['how']} ({r['key']})",
                 "lower_is_better": True,
                 "command": "python benchmarks/core_bench.py --record",
                 "extra": extra,

@@ -7,7 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.compare import compare, load_side
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .console import console
+from .output import FORMAT_OPTION, open_ledger, print_json
 
 
 @click.command("compare")

@@ -10,7 +10,8 @@ from rich.text import Text
 
 from ..demo import build_demo
 from ..demo.summary import summarize
-from .output import FORMAT_OPTION, console, print_json
+from .console import console
+from .output import FORMAT_OPTION, print_json
 
 
 @click.command("demo")

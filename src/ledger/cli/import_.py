@@ -7,7 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..importers.base import ImportOptions, import_files
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .console import console
+from .output import FORMAT_OPTION, open_ledger, print_json
 
 _FORMATS = ["mlperf", "pytest-benchmark", "pyperf", "hyperfine", "asv", "junit", "ctest"]
 

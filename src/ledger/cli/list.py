@@ -8,7 +8,8 @@ from rich.text import Text
 
 from ..analysis.keyed import key_text
 from ..schema.registry import KINDS
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .console import console
+from .output import FORMAT_OPTION, open_ledger, print_json
 
 
 @click.command("list")

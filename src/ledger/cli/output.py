@@ -1,4 +1,5 @@
-"""Rendering helpers shared by the commands: errors, JSON, rich consoles."""
+"""Plain output helpers shared by the commands: errors, JSON, the ledger to open, the width to
+fit. Tables and colour are in `cli.console` (rich), which `ledger check` never loads."""
 
 from __future__ import annotations
 
@@ -9,10 +10,6 @@ import sys
 from typing import Any
 
 import click
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from ..errors import LedgerError
 from ..store import Ledger
@@ -27,14 +24,6 @@ def print_error(exc: LedgerError) -> None:
 
 def print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
-
-
-def console(stderr: bool = False):
-
-    stream = sys.stderr if stderr else sys.stdout
-    # Piped output gets a wide console so ids and SHAs are never folded (COLUMNS overrides).
-    width = console_width() if not stream.isatty() or os.environ.get("COLUMNS", "").isdigit() else None
-    return Console(stderr=stderr, soft_wrap=False, highlight=False, width=width)
 
 
 def open_ledger(ctx: click.Context):
@@ -92,29 +81,3 @@ def console_width() -> int:
     if sys.stdout.isatty():
         return shutil.get_terminal_size().columns
     return 200
-
-
-def print_fitted(out, title: str | None, columns, rows: list[dict], *, render=str, empty: str = "") -> list:
-    """A table of `rows` with the columns that fit the console, text columns wrapping."""
-
-    if title:
-        out.print(Text(title, style="bold"))
-    if not rows:
-        if empty:
-            out.print(Text("  " + empty))
-        return []
-    kept = fit_columns(columns, rows, out.width - 2, render=render)
-    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False, expand=False)
-    for col in kept:
-        wraps = col.role not in ("id", "figure")
-        table.add_column(
-            col.title,
-            no_wrap=not wraps,
-            overflow="fold",
-            justify="right" if col.role == "figure" else "left",
-            max_width=None if not wraps else max(WRAP_AT, len(col.title), out.width // 2),
-        )
-    for row in rows:
-        table.add_row(*(Text(render(row.get(col.key))) for col in kept))
-    out.print(table)
-    return kept

@@ -8,7 +8,8 @@ import click
 
 from ..checks import Active, all_rules, configure
 from ..errors import LedgerError
-from .output import console, open_ledger, print_json
+from .console import console
+from .output import open_ledger, print_json
 
 
 @click.command("rules")

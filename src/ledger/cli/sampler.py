@@ -7,7 +7,8 @@ from rich.table import Table
 
 from ..collectors.sampler import Sampler, mark, missing_pids, save, watch
 from .add import build_stamping, stamping_options
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .console import console
+from .output import FORMAT_OPTION, open_ledger, print_json
 
 
 @click.group("sampler")

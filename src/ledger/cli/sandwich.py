@@ -8,7 +8,8 @@ from rich.table import Table
 
 from ..collectors.sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
 from .add import build_stamping, stamping_options
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .console import console
+from .output import FORMAT_OPTION, open_ledger, print_json
 
 
 @click.command("sandwich")

@@ -8,7 +8,8 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .console import console
+from .output import FORMAT_OPTION, open_ledger, print_json
 
 
 @click.command("show")

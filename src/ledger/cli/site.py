@@ -22,7 +22,8 @@ from ..site import build_site
 from ..site.builder import SiteCheckFailed
 from ..site.reference import write_reference
 from ..site.serve import server
-from .output import FORMAT_OPTION, console, open_ledger, print_json
+from .console import console
+from .output import FORMAT_OPTION, open_ledger, print_json
 from .reference import cli_page
 
 

@@ -9,7 +9,8 @@ from ..analysis.keyed import issue_owner, owner_of
 from ..analysis.status import OwedEntry, build_status, unique_prefixes
 from ..errors import InputError, Problem
 from ..pages import read_spec_owed
-from .output import FORMAT_OPTION, console, open_ledger, print_fitted, print_json
+from .console import console, print_fitted
+from .output import FORMAT_OPTION, open_ledger, print_json
 
 
 @click.command("status")
