@@ -36,7 +36,7 @@ class Column:
     title: str
     importance: int = 2
     #: "id" (a unique prefix in the terminal, a link on the site), "figure" (never wraps),
-    #: "verdict" (a status word, coloured on the site), "text".
+    #: "verdict" (a status word, coloured on the site), "date" (never wraps), "text".
     role: str = "text"
 
 
@@ -234,7 +234,7 @@ def decisions_section(ctx: StatusContext) -> Section:
     columns = [
         Column("verdict", "Verdict", 1, "verdict"),
         Column("family", "Family", 1),
-        Column("when", "Date", 3),
+        Column("when", "Date", 3, "date"),
         Column("where_to_continue", "Where to continue", 4),
         Column("id", "Record", 2, "id"),
     ]

@@ -17,7 +17,7 @@ COLUMNS = [
     Column("key", "key", 2, "figure"),
     Column("summary", "summary", 1),
     Column("value", "value", 2, "figure"),
-    Column("when", "when", 3, "figure"),
+    Column("when", "when", 3, "date"),
     Column("topology", "topology", 4),
     Column("commit", "commit", 5, "figure"),
     Column("allocation", "allocation", 6),

@@ -67,7 +67,7 @@ def fit_columns(columns, rows: list[dict], width: int, *, render=str) -> list:
     def need(col) -> int:
         cells = [len(render(row.get(col.key))) for row in rows] or [0]
         natural = max(len(col.title), *cells)
-        return natural if col.role in ("id", "figure") else min(natural, max(WRAP_AT, len(col.title)))
+        return natural if col.role in ("id", "figure", "date") else min(natural, max(WRAP_AT, len(col.title)))
 
     kept = list(columns)
     while True:
@@ -106,7 +106,7 @@ def print_fitted(out, title: str | None, columns, rows: list[dict], *, render=st
     kept = fit_columns(columns, rows, out.width - 2, render=render)
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False, expand=False)
     for col in kept:
-        wraps = col.role not in ("id", "figure")
+        wraps = col.role not in ("id", "figure", "date")
         table.add_column(
             col.title,
             no_wrap=not wraps,

@@ -83,7 +83,7 @@ def section_markdown(data: SiteData, page: str, section) -> Markup:
     def render(col, row):
         if section.key == "stopping_point" and col.key == "topology" and row.get("measurement"):
             # The row's topology links to its measurement, so the id column may leave on phones.
-            return data.link(row["measurement"], page, row["topology"])
+            return data.link(row["measurement"], page, row["topology"].replace(" ", "\u00a0"))
         if section.key == "stopping_point" and col.key == "status":
             reasons = "; ".join(row.get("reasons") or [])
             return verdict(row["status"]) + detail(f"({reasons})" if reasons else None)

@@ -58,7 +58,7 @@ def cell(data: SiteData, page: str, role: str, value: Any) -> Markup:
         return Markup("–")
     if role == "id":
         return data.link(value, page)
-    if role == "figure":
+    if role in ("figure", "date"):
         return Markup('<span class="ledger-fig">') + md_inline(value) + Markup("</span>")
     if role == "verdict":
         return verdict(clip(value, 90))
