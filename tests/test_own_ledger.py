@@ -11,6 +11,11 @@ def test_the_projects_own_ledger_is_clean() -> None:
     result = run_ledger(ROOT, "-C", str(ROOT), "check", "--all", "--format", "json")
     report = json.loads(result.stdout)
     assert result.returncode == 0, [v for v in report["violations"] if v["severity"] == "error"]
+    # A commit that resolves here but that no branch or tag contains (a branch rebased after its
+    # records were stamped) is only a warning in a working copy, and an error in any clone that
+    # copies reachable objects only, as CI's does: hold our own records to the clone's standard.
+    historical = [v for v in report["violations"] if v["rule"] == "sha-abbreviated" and "historical" in v["message"]]
+    assert not historical, historical
 
 
 def test_the_projects_own_ledger_holds_benchmark_and_gpu_evidence() -> None:
