@@ -13,7 +13,7 @@ from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision
 from . import families
 from .eligibility import Judge, Pending, pending
-from .regate import RegateState, SourceView, points_from_records, regate_states
+from .regate import RegateState, SourceView, points_by_contract, points_from_records, regate_states
 
 
 @dataclass
@@ -52,11 +52,12 @@ def build_guidance(
     superseded = {s for r in records for s in r.supersedes}
     out = Guidance(judge, source=source)
     if source is not None:
-        points = points_from_records(records)
+        by_contract = points_by_contract(points_from_records(records))
         for c in records:
             if not isinstance(c, Contract) or c.id in superseded:
                 continue
-            topologies = sorted({p.topology for p in points if p.contract == c.id and p.topology})
+            points = by_contract.get(c.id, [])
+            topologies = sorted({p.topology for p in points if p.topology})
             if topologies:
                 out.regates[c.id] = regate_states(points, c.id, topologies, list(c.recipe_paths), source)
     out.pending, out.settled = pending(records, judge)

@@ -181,15 +181,27 @@ def regate_states(
     recipe_paths: list[str],
     source: SourceView,
 ) -> list[RegateState]:
-    """The re-gate state of each topology of one contract's stopping point."""
+    """The re-gate state of each topology of one contract's stopping point (`points` may hold
+    other contracts' points; callers with many contracts pass `points_by_contract(...)[id]`)."""
     mine = [p for p in points if p.contract == contract]
     regates = [p for p in mine if p.kind == "sandwich"]
     source.resolve([p.sha for p in mine if p.sha])
-    out: list[RegateState] = []
-    for topo in dict.fromkeys(topologies):
-        measured = [p for p in mine if p.kind == "measurement" and p.topology == topo]
-        anchors = measured + [p for p in regates if p.verdict == "neutral"]
-        out.append(_state(contract, topo, anchors, regates, recipe_paths, source))
+    neutral = [p for p in regates if p.verdict == "neutral"]
+    by_topology: dict[str | None, list[Point]] = {}
+    for p in mine:
+        if p.kind == "measurement":
+            by_topology.setdefault(p.topology, []).append(p)
+    return [
+        _state(contract, topo, by_topology.get(topo, []) + neutral, regates, recipe_paths, source)
+        for topo in dict.fromkeys(topologies)
+    ]
+
+
+def points_by_contract(points: Iterable[Point]) -> dict[str, list[Point]]:
+    """Points grouped by contract: one pass, where filtering per contract was one pass each."""
+    out: dict[str, list[Point]] = {}
+    for p in points:
+        out.setdefault(p.contract, []).append(p)
     return out
 
 
@@ -201,17 +213,21 @@ def _state(
     if not with_sha:
         state.reason = "no record of this row names its source commit, so whether the source moved is unknown"
         return state
+    # One lookup per commit, not per record: a campaign stamps thousands of records at a few commits.
+    by_sha: dict[str, list[Point]] = {}
+    for p in with_sha:
+        by_sha.setdefault(p.sha or "", []).append(p)
     on_line: list[tuple[int, Point, str]] = []
     off_line: list[Point] = []
-    for p in with_sha:
-        full = source.full(p.sha or "")  # with_sha: every p has one
+    for sha, at_sha in by_sha.items():
+        full = source.full(sha)
         if full is None:
             continue
         d = source.distance(full)
         if d is None:
-            off_line.append(p)
+            off_line.extend(at_sha)
         else:
-            on_line.append((d, p, full))
+            on_line.append((d, max(at_sha, key=lambda p: p.id), full))
     if not on_line:
         newest = max(with_sha, key=lambda p: (p.when or datetime.min, p.id))
         _describe_anchor(state, newest)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..analysis import families
 from ..analysis.eligibility import DEFAULT_THRESHOLDS, THRESHOLD_DOCS, gpu_readings
-from ..analysis.regate import OWED, Point, regate_states
+from ..analysis.regate import OWED, Point, points_by_contract, regate_states
 from ..schema.kinds import Contract, Environment
 from ..schema.migrate import upgrade
 from ..schema.registry import record_adapter
@@ -113,11 +113,12 @@ def points_of(infos: Iterable[Any], superseded: set[str]) -> list[Point]:
 def check_regates(infos: list[Any], load: Callable[[Any], Any], source, emit: Emit) -> None:
     """`regate-owed` for every live contract's stopping point (whole-ledger checks)."""
     superseded = superseded_of(infos)
-    points = points_of(infos, superseded)
+    by_contract = points_by_contract(points_of(infos, superseded))
     for info in infos:
         if info.kind != "contract" or info.id in superseded:
             continue
-        topologies = sorted({p.topology for p in points if p.contract == info.id and p.topology})
+        points = by_contract.get(info.id, [])
+        topologies = sorted({p.topology for p in points if p.topology})
         if not topologies:
             continue
         contract = load(info)
