@@ -51,6 +51,9 @@ LAZY_OK = (
     "mkdocs",
     "pynvml",
     "flash_attn",
+    # The markdown parser: the pre-push hook imports the page rules but parses markdown only
+    # when a push brings pages.
+    "markdown_it",
     # The collectors that import torch at their top: `ledger collect env` runs where torch is
     # not installed, so the command imports them only when it runs their subcommand.
     "ledger.collectors.attention",

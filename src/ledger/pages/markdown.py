@@ -7,8 +7,6 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from markdown_it import MarkdownIt
-
 from .frontmatter import split
 
 
@@ -63,6 +61,9 @@ class Figure:
 
 @lru_cache(maxsize=1)
 def _parser():
+    # Imported here, not at the top: the pre-push hook loads this module with the checks and
+    # parses markdown only when the push brings pages (markdown-it is 20 ms of a 0.37 s hook).
+    from markdown_it import MarkdownIt
 
     # CommonMark plus GFM tables and strikethrough: what MkDocs' Python-Markdown renders
     # for these constructs.
