@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from ..git import Git, GitError
 from ..schema.envelope import Envelope
@@ -37,9 +38,10 @@ UNKNOWN = "unknown"
 SHOWN_PATHS = 3
 
 
-@dataclass(frozen=True)
-class Point:
-    """A record that can anchor a row: a measurement (one topology) or a re-gate sandwich (all)."""
+class Point(NamedTuple):
+    """A record that can anchor a row: a measurement (one topology) or a re-gate sandwich (all).
+    A named tuple: a whole-ledger check builds one per measurement (100,000 frozen dataclasses
+    cost 0.15 s of a warm `check --all`)."""
 
     id: str
     kind: str  # "measurement" or "sandwich"

@@ -90,6 +90,21 @@ def _shared(fields: tuple, memo: dict) -> tuple:
     return tuple(memo.setdefault(f, f) if f.__class__ is str or f.__class__ is tuple else f for f in fields)
 
 
+def _unpack(entry: tuple) -> tuple[list[Violation], Info | None] | None:
+    """An entry as (violations, info), or None when it has not the shape this version writes."""
+    try:
+        raw_violations, raw_info = entry
+        # The common case (a clean record) builds one tuple.
+        violations = [Violation(*v) for v in raw_violations] if raw_violations else []
+        if raw_info is None:
+            return violations, None
+        if len(raw_info) != _INFO_FIELDS:
+            return None
+        return violations, _make_info(raw_info)
+    except (TypeError, ValueError):
+        return None
+
+
 class VerificationCache:
     def __init__(self, file: Path | None, fingerprint: str, entries: dict[str, tuple]):
         self.file = file
@@ -127,25 +142,32 @@ class VerificationCache:
             entries = {}
         return cls(file, fingerprint, entries)
 
-    @staticmethod
-    def key(path: str, blob: str) -> str:
-        return f"{blob} {path}"
-
-    def get(self, path: str, blob: str) -> tuple[list[Violation], Info | None] | None:
-        entry = self.entries.get(f"{blob} {path}")
-        if entry is None:
-            return None
-        try:
-            raw_violations, raw_info = entry
-            # The common case (a clean record) builds one tuple: this runs once per record.
-            violations = [Violation(*v) for v in raw_violations] if raw_violations else []
-            if raw_info is not None and len(raw_info) != _INFO_FIELDS:
-                return None
-            info = _make_info(raw_info) if raw_info is not None else None
-        except (TypeError, ValueError):
-            return None
-        self.hits += 1
-        return violations, info
+    def answer(
+        self, paths: list[str], blobs: dict[str, str]
+    ) -> tuple[dict[str, tuple[list[Violation], Info | None]], list[str]]:
+        """What the cache knows of `paths` (path -> (violations, info)) and the paths it cannot
+        answer; forgets entries of files no longer in the ledger. One pass that runs once per
+        record on every check, so it keeps to local names (a `get` per path cost twice as much)."""
+        entries = self.entries
+        found: dict[str, tuple[list[Violation], Info | None]] = {}
+        misses: list[str] = []
+        in_use: set[str] = set()
+        for path in paths:
+            blob = blobs.get(path)
+            if blob is None:
+                misses.append(path)
+                continue
+            key = f"{blob} {path}"
+            in_use.add(key)
+            entry = entries.get(key)
+            hit = _unpack(entry) if entry is not None else None
+            if hit is None:
+                misses.append(path)
+            else:
+                found[path] = hit
+        self.hits += len(found)
+        self.keep_only(in_use)
+        return found, misses
 
     def put(self, path: str, blob: str, violations: list[Violation], info: Info | None) -> None:
         self.fresh[f"{blob} {path}"] = (
@@ -155,7 +177,7 @@ class VerificationCache:
 
     def keep_only(self, keys: set[str]) -> None:
         """Forget entries of files no longer in the ledger (called with every key in use)."""
-        if len(keys) != len(self.entries):
+        if len(keys) != len(self.entries) or not keys.issuperset(self.entries):
             self.entries = {k: v for k, v in self.entries.items() if k in keys}
             self.pruned = True
 

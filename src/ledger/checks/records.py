@@ -515,9 +515,12 @@ def _chain_problems(display: str, record: Any, rules: FileRules) -> list[Violati
 def supersedes_cycle(start: Info, lookup) -> list[str]:
     """The ids of a `supersedes` cycle through `start`, or [] (iterative; records that
     `lookup` does not know end a chain)."""
+    first = _superseded(start)
+    if not first:  # nearly every record: supersedes nothing, so it closes no cycle
+        return []
     path = [start.id]
     on_path = {start.id}
-    stack = [iter(_superseded(start))]
+    stack = [iter(first)]
     done: set[str] = set()
     while stack:
         nxt = next(stack[-1], None)
