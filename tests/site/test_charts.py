@@ -148,3 +148,16 @@ def test_points_under_no_contract_are_never_joined(tmp_path):
     drawn = lines(image)
     assert drawn == {"joined-0": []}, drawn  # markers only
     assert b"not comparable, not joined" in image
+
+
+def test_the_sample_strip_speaks_figures_not_float_noise() -> None:
+    """The strip's screen-reader label and its geometry carry the axis labels' figures,
+    never a float's seventeen digits (0.25971160888671874 read aloud is noise)."""
+    from ledger.site.lead import strip
+
+    samples = [0.25971160888671874, 0.26104700000000004, 0.2612345678901234, 0.27208102416992186]
+    svg = str(strip(samples, "s", 0.2611))
+    root = ET.fromstring(svg)
+    assert root.get("aria-label") == "4 samples from 0.259712 s to 0.272081 s"
+    numbers = re.findall(r"\d+\.\d+", svg)
+    assert numbers and all(len(n.split(".")[1]) <= 6 for n in numbers), numbers

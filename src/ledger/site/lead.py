@@ -43,17 +43,20 @@ def strip(samples: list[float], unit: str, median: float | None) -> Markup:
         return round(left + (v - lo) / span * (right - left), 2)
 
     q1, q3 = interquartile(samples)
+    # The ends as the axis labels write them (six figures), for a screen reader too: the raw
+    # float's seventeen digits are noise, not precision.
+    low, high = f"{lo:g} {unit}".strip(), f"{hi:g} {unit}".strip()
     parts = [
         f'<svg class="ledger-strip" viewBox="0 0 {STRIP_W} {STRIP_H}" width="{STRIP_W}" height="{STRIP_H}" '
-        f'role="img" aria-label="{len(samples)} samples from {_e(lo)} to {_e(hi)} {_e(unit)}">',
-        f'<rect x="{x(q1)}" y="10" width="{max(x(q3) - x(q1), 1)}" height="26" fill="#0072B2" fill-opacity="0.15"/>',
+        f'role="img" aria-label="{len(samples)} samples from {_e(low)} to {_e(high)}">',
+        f'<rect x="{x(q1)}" y="10" width="{max(round(x(q3) - x(q1), 2), 1)}" height="26" fill="#0072B2" fill-opacity="0.15"/>',
     ]
     for v in sorted(samples):
         parts.append(f'<line x1="{x(v)}" x2="{x(v)}" y1="14" y2="32" stroke="#0072B2" stroke-opacity="0.6"/>')
     if median is not None and lo <= median <= hi:
         parts.append(f'<line x1="{x(median)}" x2="{x(median)}" y1="6" y2="40" stroke="#D55E00" stroke-width="2"/>')
-    parts.append(f'<text x="{left}" y="56" font-size="11" fill="#333">{_e(f"{lo:g} {unit}")}</text>')
-    parts.append(f'<text x="{right}" y="56" font-size="11" fill="#333" text-anchor="end">{_e(f"{hi:g} {unit}")}</text>')
+    parts.append(f'<text x="{left}" y="56" font-size="11" fill="#333">{_e(low)}</text>')
+    parts.append(f'<text x="{right}" y="56" font-size="11" fill="#333" text-anchor="end">{_e(high)}</text>')
     parts.append(
         f'<text x="{STRIP_W / 2}" y="56" font-size="11" fill="#333" text-anchor="middle">'
         f"{len(samples)} samples · box: interquartile range · red: median</text></svg>"
