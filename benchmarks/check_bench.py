@@ -171,25 +171,33 @@ def make_ledger(where: Path, n: int, seed: int) -> tuple[Path, Path]:
     return repo, remote
 
 
-def timed(cmd: list[str], cwd: Path, input: str | None = None, ok=(0,)) -> float:
+def timed(cmd: list[str], cwd: Path, input: str | None = None, ok=(0,), env: dict | None = None) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True, input=input)
+    proc = subprocess.run(cmd, cwd=cwd, env=env or ENV, capture_output=True, text=True, input=input)
     elapsed = time.perf_counter() - t0
     if proc.returncode not in ok:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     return elapsed
 
 
-def bench_all(repo: Path, repeats: int) -> tuple[list[float], list[float]]:
+def bench_all(repo: Path, repeats: int, against: Path | None = None) -> dict[str, list[float]]:
     """`check --all` cold (verification cache deleted first: every file parsed, cache written)
-    and warm (every file answered from the cache), interleaved so both see the same load."""
+    and warm (every file answered from the cache), interleaved so both see the same load.
+    With `against` (the `src` folder of another version's checkout), that version's cold and
+    warm runs are interleaved with these, on the same files: a before/after measured side by side."""
     cache = repo / ".git" / "ledger" / "check-cache"
-    cold, warm = [], []
+    times: dict[str, list[float]] = {"cold": [], "warm": [], "against cold": [], "against warm": []}
     for _ in range(repeats):
         cache.unlink(missing_ok=True)
-        cold.append(timed([str(BIN), "check", "--all"], repo))
-        warm.append(timed([str(BIN), "check", "--all"], repo))
-    return cold, warm
+        times["cold"].append(timed([str(BIN), "check", "--all"], repo))
+        times["warm"].append(timed([str(BIN), "check", "--all"], repo))
+        if against is not None:
+            # The two versions' caches differ in fingerprint, so each cold run starts empty.
+            old = [sys.executable, "-m", "ledger", "check", "--all"]
+            cache.unlink(missing_ok=True)
+            times["against cold"].append(timed(old, repo, env={**ENV, "PYTHONPATH": str(against)}))
+            times["against warm"].append(timed(old, repo, env={**ENV, "PYTHONPATH": str(against)}))
+    return times
 
 
 def bench_jsonschema(repo: Path, work: Path) -> float:
@@ -235,6 +243,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="10,000 records instead of 100,000; nothing recorded")
     parser.add_argument("--records", type=int, default=None)
     parser.add_argument("--no-record", action="store_true", help="do not write results to the project's ledger")
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="also time `check --all` of this commit of ledger (a worktree of it), interleaved with this one",
+    )
     args = parser.parse_args()
     big = args.records or (10_000 if args.quick else 100_000)
     small = 1_000
@@ -245,7 +258,16 @@ def main() -> int:
         big_repo, _ = make_ledger(work, big, 1)
         small_repo, _ = make_ledger(work, small, 2)
         print(f"built ledgers of {big:,} and {small:,} records in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-        all_times, warm_times = bench_all(big_repo, 5)
+        against = None
+        if args.against:
+            against = work / "against"
+            git(ROOT, "worktree", "add", "-q", "--detach", str(against), args.against)
+        try:
+            times = bench_all(big_repo, 5, against / "src" if against else None)
+        finally:
+            if against:
+                git(ROOT, "worktree", "remove", "--force", str(against))
+        all_times, warm_times = times["cold"], times["warm"]
         all_median, warm_median = statistics.median(all_times), statistics.median(warm_times)
         js = bench_jsonschema(big_repo, work)
         push_small = bench_push(small_repo, 7, 3)
@@ -274,6 +296,22 @@ def main() -> int:
             f"{pb / ps:.2f}x the {small:,} time; first push {push_big[0]:.3f} s",
         ),
     ]
+    if args.against:
+        old_cold, old_warm = statistics.median(times["against cold"]), statistics.median(times["against warm"])
+        rows += [
+            (
+                "check --all, cold, at " + args.against,
+                f"{big:,} records",
+                old_cold,
+                f"this one {old_cold / all_median:.2f}x faster",
+            ),
+            (
+                "check --all, warm, at " + args.against,
+                f"{big:,} records",
+                old_warm,
+                f"this one {old_warm / warm_median:.2f}x faster",
+            ),
+        ]
     machine = f"{platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
     print(f"ledger check benchmark on {machine}")
     print(f"{'what':32} {'over':24} {'median s':>9}  note")
@@ -281,11 +319,18 @@ def main() -> int:
         print(f"{what:32} {over:24} {sec:9.3f}  {note}")
     if args.quick or args.no_record:
         return 0
-    record_results(big, small, all_times, warm_times, js, push_small, push_big, cores)
+    before = None
+    if args.against:
+        before = {
+            "against_commit": git(ROOT, "rev-parse", f"{args.against}^{{commit}}"),
+            "against_cold_samples": times["against cold"],
+            "against_warm_samples": times["against warm"],
+        }
+    record_results(big, small, all_times, warm_times, js, push_small, push_big, cores, before)
     return 0
 
 
-def record_results(big, small, all_times, warm_times, js, push_small, push_big, cores) -> None:
+def record_results(big, small, all_times, warm_times, js, push_small, push_big, cores, before=None) -> None:  # noqa: PLR0913
     """Measurements in this repository's own ledger, under a contract for each benchmark."""
     import socket
 
@@ -378,7 +423,7 @@ def record_results(big, small, all_times, warm_times, js, push_small, push_big, 
             "contract": c_all,
             "samples": all_times,
             "title": f"ledger check --all, {big:,} records, cold verification cache, {cores} cores",
-            "extra": {"records": big, "check_jsonschema_s": js},
+            "extra": {"records": big, "check_jsonschema_s": js, **(before or {})},
         },
     )
     add(
@@ -388,7 +433,12 @@ def record_results(big, small, all_times, warm_times, js, push_small, push_big, 
             "contract": c_warm,
             "samples": warm_times,
             "title": f"ledger check --all, {big:,} records, warm verification cache, {cores} cores",
-            "extra": {"records": big, "check_jsonschema_s": js, "cold_median_s": statistics.median(all_times)},
+            "extra": {
+                "records": big,
+                "check_jsonschema_s": js,
+                "cold_median_s": statistics.median(all_times),
+                **(before or {}),
+            },
         },
     )
     add("measurement", {**common, "contract": c_js, "samples": [js], "title": f"check-jsonschema, {big:,} records"})
