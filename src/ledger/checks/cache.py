@@ -1,14 +1,14 @@
 """A check that remembers: records never change, so a record file whose git blob was verified
 under the same ledger code and the same file rules need not be parsed again.
 
-The cache maps (path in the records folder, git blob id) to what `inspect_file` found: its
-violations and the small `Info` the cross-record rules read. It lives in the repository's
-git directory (`.git/ledger/check-cache`), outside the work tree and outside history; it is
-safe to delete at any time, and a damaged or foreign file is ignored (a cache can only
-skip work, never change a verdict).
+The cache maps each path in the records folder to the git blob id it had and what
+`inspect_file` found in that blob: its violations and the small `Info` the cross-record
+rules read. It lives in the repository's git directory (`.git/ledger/check-cache`), outside
+the work tree and outside history; it is safe to delete at any time, and a damaged or
+foreign file is ignored (a cache can only skip work, never change a verdict).
 
 What makes a hit trustworthy:
-- the key is the blob id git computed from the file's bytes (content-addressed), taken from
+- the blob id is the one git computed from the file's bytes (content-addressed), taken from
   the index for files `git diff-files` reports as unmodified; a modified, untracked,
   conflicted or symlinked file is never looked up: it is inspected in full;
 - the cache file carries a fingerprint of every source file of the `ledger` package, the
@@ -33,7 +33,7 @@ from .info import Info
 from .records import FileRules
 from .result import Violation
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: entries keyed by path, the blob id inside (1: keyed by 'blob path')
 _INFO_FIELDS = len(Info._fields)
 _make_info = Info._make
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -91,10 +91,9 @@ def _shared(fields: tuple, memo: dict) -> tuple:
 
 
 def _unpack(entry: tuple) -> tuple[list[Violation], Info | None] | None:
-    """An entry as (violations, info), or None when it has not the shape this version writes."""
+    """An entry's (violations, info), or None when it has not the shape this version writes."""
     try:
-        raw_violations, raw_info = entry
-        # The common case (a clean record) builds one tuple.
+        _, raw_violations, raw_info = entry
         violations = [Violation(*v) for v in raw_violations] if raw_violations else []
         if raw_info is None:
             return violations, None
@@ -146,40 +145,41 @@ class VerificationCache:
         self, paths: list[str], blobs: dict[str, str]
     ) -> tuple[dict[str, tuple[list[Violation], Info | None]], list[str]]:
         """What the cache knows of `paths` (path -> (violations, info)) and the paths it cannot
-        answer; forgets entries of files no longer in the ledger. One pass that runs once per
-        record on every check, so it keeps to local names (a `get` per path cost twice as much)."""
+        answer; forgets entries of files gone from the ledger or changed. Runs once per record
+        on every check: the common entry (a clean record) is unpacked inline."""
         entries = self.entries
+        make = _make_info
+        width = _INFO_FIELDS
         found: dict[str, tuple[list[Violation], Info | None]] = {}
         misses: list[str] = []
-        in_use: set[str] = set()
         for path in paths:
             blob = blobs.get(path)
-            if blob is None:
+            entry = entries.get(path) if blob is not None else None
+            if entry.__class__ is not tuple or len(entry) != 3 or entry[0] != blob:
                 misses.append(path)
                 continue
-            key = f"{blob} {path}"
-            in_use.add(key)
-            entry = entries.get(key)
-            hit = _unpack(entry) if entry is not None else None
+            info = entry[2]
+            if not entry[1] and info.__class__ is tuple and len(info) == width:
+                found[path] = ([], make(info))
+                continue
+            hit = _unpack(entry)
             if hit is None:
                 misses.append(path)
             else:
                 found[path] = hit
         self.hits += len(found)
-        self.keep_only(in_use)
+        if len(found) != len(entries):
+            # Entries of removed files, of changed blobs and of shapes not ours are dropped.
+            self.entries = {p: entries[p] for p in found}
+            self.pruned = True
         return found, misses
 
     def put(self, path: str, blob: str, violations: list[Violation], info: Info | None) -> None:
-        self.fresh[f"{blob} {path}"] = (
+        self.fresh[path] = (
+            blob,
             tuple(_shared(astuple(v), self.memo) for v in violations),
             _shared(tuple(info), self.memo) if info is not None else None,
         )
-
-    def keep_only(self, keys: set[str]) -> None:
-        """Forget entries of files no longer in the ledger (called with every key in use)."""
-        if len(keys) != len(self.entries) or not keys.issuperset(self.entries):
-            self.entries = {k: v for k, v in self.entries.items() if k in keys}
-            self.pruned = True
 
     def save(self) -> None:
         """Write what this run verified (entries of files gone from the ledger are dropped),
