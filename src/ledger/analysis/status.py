@@ -39,7 +39,8 @@ class Column:
     title: str
     importance: int = 2
     #: "id" (a unique prefix in the terminal, a link on the site), "figure" (never wraps),
-    #: "verdict" (a status word, coloured on the site), "date" (never wraps), "text".
+    #: "verdict" (a status word, coloured on the site), "date" and "commit" (a short SHA;
+    #: both never wrap), "text".
     role: str = "text"
 
 
@@ -385,7 +386,7 @@ def regates_section(ctx: StatusContext) -> Section | None:
     columns = [
         Column("topology", "Topology", 1),
         Column("state", "Re-gate", 1),
-        Column("holds_at", "Holds at", 2),
+        Column("holds_at", "Holds at", 2, "commit"),
         Column("reason", "Why", 3),
         Column("id", "Record", 4, "id"),
     ]

@@ -66,7 +66,7 @@ def cell(data: SiteData, page: str, role: str, value: Any) -> Markup:
         return Markup("–")
     if role == "id":
         return data.link(value, page)
-    if role in ("figure", "date"):
+    if role in ("figure", "date", "commit"):
         return Markup('<span class="ledger-fig">') + md_inline(value) + Markup("</span>")
     if role == "verdict":
         return verdict(clip(value, 90))
