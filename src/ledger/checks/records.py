@@ -305,7 +305,7 @@ def _canonical_rules(display: str, raw: bytes, data: dict, rules: FileRules, out
     return is_canonical, False
 
 
-def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violation], Info | None]:  # noqa: C901, PLR0915
+def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violation], Info | None]:
     """Check one record file's bytes on their own. `path` is relative to the records folder
     (KIND/SHARD/ID.json) for the unique-id placement check."""
     display = rules.prefix + path
@@ -314,6 +314,25 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
         return out, None  # an attachment: artifact rules only
     if any(v.rule == "record-size" for v in out):
         return out, None  # over the cap: not parsed at all
+    data = _parse_object(display, raw, rules, out)
+    if data is None:
+        return out, None
+    is_canonical, stop = _canonical_rules(display, raw, data, rules, out)
+    if stop:
+        return out, None
+    if rules.on("content-hash"):
+        _content_hash_rule(display, raw, data, is_canonical, rules, out)
+    record = _validate_record(display, data, rules, out)
+    kind = str(data.get("kind", ""))
+    _placement_rules(path, display, raw, data, kind, rules, out)
+    if record is None:
+        return out, None
+    _record_rules(display, record, kind, rules, out)
+    return out, info_of(display, record)
+
+
+def _parse_object(display: str, raw: bytes, rules: FileRules, out: list[Violation]) -> dict | None:
+    """A record file's bytes parsed to a JSON object, or None when they are not one (reported once)."""
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -321,38 +340,47 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
         if rules.on(rule):
             line = getattr(exc, "lineno", None) if rule == "schema-valid" else None
             out.append(_v(rules, rule, display, message, line=line))
-        return out, None
+        return None
     if not isinstance(data, dict):
         if rules.on("schema-valid"):
             out.append(_v(rules, "schema-valid", display, "is not a JSON object"))
-        return out, None
-    is_canonical, stop = _canonical_rules(display, raw, data, rules, out)
-    if stop:
-        return out, None
-    if rules.on("content-hash"):
-        given = data.get("sha256")
-        actual = hash_of_file(raw, given) if is_canonical else None
-        if actual is None:
-            try:
-                actual = content_hash(data)
-            except ValueError:
-                actual = None
-        if given != actual:
-            out.append(
-                _v(
-                    rules,
-                    "content-hash",
-                    display,
-                    f"sha256 is {given!r} but the content hashes to {actual}",
-                    field="sha256",
-                )
+        return None
+    return data
+
+
+def _content_hash_rule(
+    display: str, raw: bytes, data: dict, is_canonical: bool, rules: FileRules, out: list[Violation]
+) -> None:
+    """content-hash: the record's `sha256` is the hash of its canonical content."""
+    given = data.get("sha256")
+    # Canonical bytes are hashed as they lie, without a second serialisation (the hot path);
+    # other bytes, or a sha256 line out of its place, are hashed from the parsed record.
+    actual = hash_of_file(raw, given) if is_canonical else None
+    if actual is None:
+        try:
+            actual = content_hash(data)
+        except ValueError:
+            actual = None
+    if given != actual:
+        out.append(
+            _v(
+                rules,
+                "content-hash",
+                display,
+                f"sha256 is {given!r} but the content hashes to {actual}",
+                field="sha256",
             )
+        )
+
+
+def _validate_record(display: str, data: dict, rules: FileRules, out: list[Violation]) -> Any:
+    """schema-valid: the record its kind's schema reads from `data` (upgraded to this ledger's
+    format), or None when it does not validate."""
     try:
-        record = record_adapter().validate_python(upgrade(data))
+        return record_adapter().validate_python(upgrade(data))
     except FormatError as exc:
         if rules.on("schema-valid"):
             out.append(_v(rules, "schema-valid", display, str(exc), field="format_version", fix="upgrade ledger"))
-        record = None
     except Exception as exc:  # pydantic.ValidationError; imported lazily with pydantic
         if rules.on("schema-valid"):
             errors = getattr(exc, "errors", None)
@@ -366,17 +394,20 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
                         field=_loc(tuple(err["loc"])) or None,
                     )
                 )
-        record = None
+    return None
 
+
+def _placement_rules(
+    path: str, display: str, raw: bytes, data: dict, kind: str, rules: FileRules, out: list[Violation]
+) -> None:
+    """local-path and unique-id, on the parsed fields: they hold for a record that does not validate too."""
     if rules.on("local-path"):
         for where, text in local_paths(data, raw):
             out.append(_v(rules, "local-path", display, f"names a folder of one machine: {text!r}", field=where))
-    record_id = str(data.get("id", ""))
-    kind = str(data.get("kind", ""))
     if rules.on("unique-id"):
-        parts = path.split("/")
+        record_id = str(data.get("id", ""))
         expected = f"{kind}/{shard_of(record_id) if record_id else '??'}/{record_id}.json"
-        if parts[-3:] != expected.split("/"):
+        if path.split("/")[-3:] != expected.split("/"):
             out.append(
                 _v(
                     rules,
@@ -386,8 +417,10 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
                     field="id",
                 )
             )
-    if record is None:
-        return out, None
+
+
+def _record_rules(display: str, record: Any, kind: str, rules: FileRules, out: list[Violation]) -> None:
+    """The rules on a valid record's own fields: its supersedes chain, its times, a sandwich's verdict."""
     if rules.on("supersedes-chain") and record.supersedes:
         out.extend(_chain_problems(display, record, rules))
     if rules.on("record-time"):
@@ -396,7 +429,6 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
         problem = verdict_problem(record)
         if problem:
             out.append(_v(rules, "sandwich-verdict", display, problem, field="verdict"))
-    return out, info_of(display, record)
 
 
 def info_of(path: str, record: Any) -> Info:
