@@ -29,6 +29,10 @@ def test_decode_demo_checks_and_builds_its_site(tmp_path: Path):
     sections = {s["key"]: s for s in summary["status"]["sections"]}
     stop = sections["sweep:threads"]["extra"]["stopping_point"]
     assert stop["plateau"] == [16, 20] and not stop["distinguishable"]
+    # The plateau's argument is that the min-max ranges overlap: the table shows the ranges,
+    # each end at the width of its range (the median's one digit read 0.2 s for all four).
+    ends = {r["value"]: (r["min"], r["max"]) for r in sections["sweep:threads"]["rows"]}
+    assert ends[16] == ("0.21 s", "0.26 s") and ends[20] == ("0.20 s", "0.25 s"), ends
     titles = [c["title"] for c in sections["stopping_point"]["columns"]]
     assert "MFU" not in titles and "Local/global batch" not in titles
     owners = {r["item"][:30]: r["owner"] for r in sections["owed"]["rows"]}

@@ -12,6 +12,7 @@ A page may turn a rule off for itself in its front matter:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from .. import pages
@@ -64,6 +65,9 @@ RULES: tuple[Rule, ...] = (
         "`9.14-9.67x` or a list `9.14x/9.67x`) carries more significant figures than its spread "
         "supports, decided as torch.utils.benchmark does: floor(log10(median / spread)), 1 to 4. "
         "A definitional figure, the base of a ratio (`1.00x`, `100%`), is exempt. "
+        "The ends of an observed range in a table's Min and Max columns are observations, not "
+        "estimates: each is held to the leading place of its row's max - min (0.21 and 0.26 s, "
+        "not 0.2134 s), so the two ends stay apart. "
         "The spread is the one stated in the same paragraph or table row (`21-23% spread`, `±2%`, "
         "a Spread column) or that of a measurement record the block names by id.",
         "Quote only the supported figures, approximately (`~9x at 16-20 workers`), with the conditions.",
@@ -118,23 +122,37 @@ def check_page(path: str, text: str, active: dict, emit: Emit, spread_of: Callab
             )
     if on("figures-spread"):
         for fig in pages.quoted_figures(text):
-            # `~9.14x` claims the same digits as `9.14x`: the tilde does not excuse them.
-            if pages.definitional(fig.value, fig.unit):
-                continue
-            spread = fig.spread_percent
-            if spread is None:
-                spreads = [s for s in (spread_of(i) for i in fig.ids) if s is not None]
-                spread = max(spreads) if spreads else None
-            if spread is None or spread <= 0:
-                continue
-            allowed = supported_digits_relative(spread)
-            if fig.digits > allowed:
-                emit(
-                    "figures-spread",
-                    path,
-                    f"{fig.text} carries {fig.digits} significant figures; a {spread:g}% spread supports {allowed}",
-                    line=fig.line,
-                )
+            problem = figure_problem(fig, spread_of)
+            if problem:
+                emit("figures-spread", path, problem, line=fig.line)
+
+
+def figure_problem(fig: pages.Figure, spread_of: Callable[[str], float | None]) -> str | None:
+    """Why a quoted figure carries more significant figures than it may, or None."""
+    # `~9.14x` claims the same digits as `9.14x`: the tilde does not excuse them.
+    if pages.definitional(fig.value, fig.unit):
+        return None
+    if fig.resolution is not None:
+        # An observed extreme: digits down to the leading place of its row's range.
+        if not fig.value:
+            return None
+        allowed = max(1, math.floor(math.log10(abs(fig.value))) - math.floor(math.log10(fig.resolution)) + 1)
+        if fig.digits > allowed:
+            return (
+                f"{fig.text} carries {fig.digits} significant figures; as an end of a min-max range "
+                f"{fig.resolution:g} wide it supports {allowed}"
+            )
+        return None
+    spread = fig.spread_percent
+    if spread is None:
+        spreads = [s for s in (spread_of(i) for i in fig.ids) if s is not None]
+        spread = max(spreads) if spreads else None
+    if spread is None or spread <= 0:
+        return None
+    allowed = supported_digits_relative(spread)
+    if fig.digits > allowed:
+        return f"{fig.text} carries {fig.digits} significant figures; a {spread:g}% spread supports {allowed}"
+    return None
 
 
 def owed_count(

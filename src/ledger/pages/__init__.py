@@ -12,7 +12,7 @@ column. Every function takes the page's full text (front matter included) and re
     pages.prose_paragraphs(text)    -> [Paragraph(line, text)]
     pages.owed_sections(text)       -> [Section(line, level, title)]
     pages.owed_items(text)          -> [OwedItem(line, text, owner, issues, section)]
-    pages.quoted_figures(text)      -> [Figure(line, text, value, unit, digits, approximate, spread_percent, ids)]
+    pages.quoted_figures(text)      -> [Figure(line, text, value, unit, digits, approximate, spread_percent, ids, resolution)]
     pages.keyed_rows(text, key)     -> [KeyedRow(table, key, line, raw)]
     pages.rendered_width(plain)     -> int (East Asian wide characters count 2)
     pages.read_spec_owed(specs_dir) -> ([SpecOwed(text, owner, issues, spec)], [unreadable paths])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from .frontmatter import split
@@ -54,6 +54,9 @@ class Figure:
     approximate: bool  # written with `~` or `≈`: claims no precision
     spread_percent: float | None  # spread stated in the same paragraph or table row
     ids: tuple[str, ...] = field(default_factory=tuple)  # record ids named in the same block
+    #: An observed extreme (a cell under Min or Max beside the other end): the width of its
+    #: row's range, at whose leading place the ends are quoted so they stay apart.
+    resolution: float | None = None
 
 
 # -- parsing -----------------------------------------------------------------------------
@@ -404,6 +407,7 @@ def quoted_figures(text: str) -> list[Figure]:
             headers = [t.lower() for t in texts]
             continue
         spread_cols = {i for i, h in enumerate(headers) if "spread" in h}
+        ends = _range_ends(headers, texts)
         spread = None
         for col in spread_cols:
             if col < len(texts):
@@ -417,9 +421,35 @@ def quoted_figures(text: str) -> list[Figure]:
                 continue
             cell_spread, spans = _block_spread(cell_text)
             best = max((s for s in (spread, cell_spread) if s is not None), default=None)
-            out.extend(_figures_in(cell_text, line, best, spans, ids))
+            found = _figures_in(cell_text, line, best, spans, ids)
+            if ends is not None and col in ends[0]:
+                found = [replace(f, resolution=ends[1]) for f in found]
+            out.extend(found)
     out.sort(key=lambda f: f.line)
     return out
+
+
+_EXTREMES = {"min": 0, "minimum": 0, "max": 1, "maximum": 1}
+
+
+def _range_ends(headers: list[str], texts: list[str]) -> tuple[set[int], float] | None:
+    """The columns of a row's observed range (headed Min and Max) and its width, when both
+    cells hold a number and they differ: the ends of a range are observations, quoted at the
+    leading place of max - min so they stay apart, not estimates held to the median's spread."""
+    cols: dict[int, int] = {}
+    for i, h in enumerate(headers):
+        if h in _EXTREMES and _EXTREMES[h] not in cols.values():
+            cols[i] = _EXTREMES[h]
+    if len(cols) != 2 or max(cols) >= len(texts):
+        return None
+    values = {}
+    for i, end in cols.items():
+        found = re.findall(_NUMBER, texts[i])
+        if not found:
+            return None
+        values[end] = float(found[0].replace(",", ""))
+    width = abs(values[1] - values[0])
+    return (set(cols), width) if width > 0 else None
 
 
 # -- keyed rows --------------------------------------------------------------------------
