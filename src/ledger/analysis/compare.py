@@ -365,47 +365,12 @@ def check_comparable(a: list[Any], b: list[Any]) -> list[str]:
     return warnings
 
 
-def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False, alpha: float = 0.05) -> Comparison:  # noqa: PLR0915
+def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False, alpha: float = 0.05) -> Comparison:
     """Compare measurement records `a` against `b` (B relative to A)."""
-    if not a or not b:
-        raise Refused(
-            "nothing to compare",
-            [
-                Problem(
-                    "<command line>",
-                    "A B",
-                    "both sides need at least one measurement",
-                    "give two ids, or two comma-separated lists",
-                )
-            ],
-        )
-    shared = {r.id for r in a} & {r.id for r in b}
-    if shared:
-        raise Refused(
-            "a record on both sides",
-            [Problem("<command line>", "A B", f"{sorted(shared)[0]} is on both sides", "give each measurement once")],
-        )
+    _require_two_sides(a, b)
     warnings = check_comparable(a, b)
     sa, sb = _side(a, "A"), _side(b, "B")
-    allocs = {r.allocation.id if r.allocation else None for r in [*a, *b]}
-    attributable = len(allocs) == 1 and None not in allocs
-    if not attributable:
-        where = ", ".join(sorted(x or "unknown" for x in allocs))
-        if not allow_cross_allocation:
-            raise Refused(
-                "cross-allocation comparison refused",
-                [
-                    Problem(
-                        "A vs B",
-                        "allocation",
-                        f"the measurements ran on different or unknown allocations ({where}); a difference could be the machine, not the change",
-                        "measure A, candidate and B on one allocation (`ledger sandwich`), or pass --allow-cross-allocation for a comparison labelled not attributable",
-                    )
-                ],
-            )
-        label = f"NOT ATTRIBUTABLE: different or unknown allocations ({where}); the difference may be the machine, not the change"
-    else:
-        label = f"one allocation ({allocs.pop()})"
+    attributable, label = _allocation_label(a, b, allow_cross_allocation)
     lower_is_better = a[0].lower_is_better
     diff = sb.median - sa.median
     ua, ub = _spread_of(sa), _spread_of(sb)
@@ -419,51 +384,12 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
     if summary_only:
         # One value per side is not a distribution: no rank test, no effect size from it.
         delta = hl = None
-        if sa.interval and sb.interval:
-            overlap = sa.interval[0] <= sb.interval[1] and sb.interval[0] <= sa.interval[1]
-            kinds = {sa.interval_kind, sb.interval_kind}
-            if kinds == {"99% interval"}:
-                method = "99% interval overlap"
-                note = "the sides' 99% confidence intervals " + ("overlap" if overlap else "do not overlap")
-                note += " (the tool's own rule, as asv compare judges results without samples)"
-            else:
-                method = "range overlap"
-                note = (
-                    "the sides' recorded ranges (min to max; a tool's interval where one was kept) "
-                    + ("overlap" if overlap else "do not overlap")
-                    + ": no rank test or effect size without samples"
-                )
-            test = UTest(0.0, None, method, None, note)
-            if overlap:
-                verdict = "no significant difference"
-            else:
-                verdict = "B better" if (diff < 0) == lower_is_better else "B worse"
-        else:
-            bare = [n for n, side in (("A", sa), ("B", sb)) if side.basis == "summary only" and not side.interval]
-            test = UTest(
-                test.u,
-                None,
-                "not testable",
-                None,
-                f"{' and '.join(bare)} {'has' if len(bare) == 1 else 'have'} one value and no interval "
-                "(the source file kept only a summary)"
-                if bare
-                else "no raw samples on one side (the source file kept only summaries)",
-            )
-            verdict = "not testable"
+        test, verdict = _verdict_from_summaries(sa, sb, diff, lower_is_better, test)
         for name, side in (("A", sa), ("B", sb)):
             if side.basis == "summary only" and side.interval is None:
                 warnings.append(f"{name} has no spread ({side.spread}): a difference cannot be judged against it")
     else:
-        if test.min_p is not None and test.min_p > alpha:
-            test.note = f"too few values: the smallest p these sizes allow is {test.min_p:.2g}, above alpha {alpha}"
-        if test.p is None or (test.min_p is not None and test.min_p > alpha):
-            verdict = "not testable"
-        elif test.p < alpha:
-            better = (diff < 0) == lower_is_better
-            verdict = "B better" if better else "B worse"
-        else:
-            verdict = "no significant difference"
+        verdict = _verdict_from_samples(test, diff, lower_is_better, alpha)
     if diff_unc is None and not summary_only:
         warnings.append("spread unknown on a side with one value: figures are not trimmed by spread")
     return Comparison(
@@ -491,6 +417,100 @@ def compare(a: list[Any], b: list[Any], *, allow_cross_allocation: bool = False,
         lower_is_better=lower_is_better,
         warnings=warnings,
     )
+
+
+def _require_two_sides(a: list[Any], b: list[Any]) -> None:
+    """Refuse a comparison with an empty side, or with one measurement on both sides."""
+    if not a or not b:
+        raise Refused(
+            "nothing to compare",
+            [
+                Problem(
+                    "<command line>",
+                    "A B",
+                    "both sides need at least one measurement",
+                    "give two ids, or two comma-separated lists",
+                )
+            ],
+        )
+    shared = {r.id for r in a} & {r.id for r in b}
+    if shared:
+        raise Refused(
+            "a record on both sides",
+            [Problem("<command line>", "A B", f"{sorted(shared)[0]} is on both sides", "give each measurement once")],
+        )
+
+
+def _allocation_label(a: list[Any], b: list[Any], allow_cross_allocation: bool) -> tuple[bool, str]:
+    """Whether the difference is attributable to the change (every measurement on one known
+    allocation), and the label that says so. Across allocations it is refused unless allowed."""
+    allocs = {r.allocation.id if r.allocation else None for r in [*a, *b]}
+    if len(allocs) == 1 and None not in allocs:
+        return True, f"one allocation ({allocs.pop()})"
+    where = ", ".join(sorted(x or "unknown" for x in allocs))
+    if not allow_cross_allocation:
+        raise Refused(
+            "cross-allocation comparison refused",
+            [
+                Problem(
+                    "A vs B",
+                    "allocation",
+                    f"the measurements ran on different or unknown allocations ({where}); a difference could be the machine, not the change",
+                    "measure A, candidate and B on one allocation (`ledger sandwich`), or pass --allow-cross-allocation for a comparison labelled not attributable",
+                )
+            ],
+        )
+    return (
+        False,
+        f"NOT ATTRIBUTABLE: different or unknown allocations ({where}); the difference may be the machine, not the change",
+    )
+
+
+def _verdict_from_summaries(sa: Side, sb: Side, diff: float, lower_is_better: bool, test: UTest) -> tuple[UTest, str]:
+    """The test and verdict when a side kept only a summary: its interval or recorded range
+    overlaps the other side's or not; without an interval on both sides, not testable."""
+    if sa.interval and sb.interval:
+        overlap = sa.interval[0] <= sb.interval[1] and sb.interval[0] <= sa.interval[1]
+        kinds = {sa.interval_kind, sb.interval_kind}
+        if kinds == {"99% interval"}:
+            method = "99% interval overlap"
+            note = "the sides' 99% confidence intervals " + ("overlap" if overlap else "do not overlap")
+            note += " (the tool's own rule, as asv compare judges results without samples)"
+        else:
+            method = "range overlap"
+            note = (
+                "the sides' recorded ranges (min to max; a tool's interval where one was kept) "
+                + ("overlap" if overlap else "do not overlap")
+                + ": no rank test or effect size without samples"
+            )
+        judged = UTest(0.0, None, method, None, note)
+        if overlap:
+            return judged, "no significant difference"
+        return judged, "B better" if (diff < 0) == lower_is_better else "B worse"
+    bare = [n for n, side in (("A", sa), ("B", sb)) if side.basis == "summary only" and not side.interval]
+    untestable = UTest(
+        test.u,
+        None,
+        "not testable",
+        None,
+        f"{' and '.join(bare)} {'has' if len(bare) == 1 else 'have'} one value and no interval "
+        "(the source file kept only a summary)"
+        if bare
+        else "no raw samples on one side (the source file kept only summaries)",
+    )
+    return untestable, "not testable"
+
+
+def _verdict_from_samples(test: UTest, diff: float, lower_is_better: bool, alpha: float) -> str:
+    """The verdict of the rank test on samples; notes on `test` when its sizes cannot reach `alpha`."""
+    if test.min_p is not None and test.min_p > alpha:
+        test.note = f"too few values: the smallest p these sizes allow is {test.min_p:.2g}, above alpha {alpha}"
+    if test.p is None or (test.min_p is not None and test.min_p > alpha):
+        return "not testable"
+    if test.p < alpha:
+        better = (diff < 0) == lower_is_better
+        return "B better" if better else "B worse"
+    return "no significant difference"
 
 
 def load_side(ledger: Any, text: str) -> list[Any]:
