@@ -255,7 +255,7 @@ class When:
     measured_at: dict[str, Any] | None  # {"local": ..., "zone": "unknown" | abbreviation, "why": ...}
 
 
-def parse_time(value: Any, path: Path, where: str, *, naive: str, tool: str) -> When:  # noqa: C901
+def parse_time(value: Any, path: Path, where: str, *, naive: str, tool: str) -> When:
     """A tool's time: epoch seconds or milliseconds, or text with or without a zone.
 
     `naive` says what the tool's documentation or code makes a time without a zone:
@@ -266,33 +266,51 @@ def parse_time(value: Any, path: Path, where: str, *, naive: str, tool: str) -> 
     if value is None or value == "":
         return When(None, None)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value <= 0:
-            return When(None, None)
-        seconds = value / 1000.0 if value > 1e11 else float(value)
-        return When(utc(datetime.fromtimestamp(seconds, tz=UTC)), None)
+        return _epoch_time(value)
     if not isinstance(value, str):
         raise fail(path, where, f"is {value!r}, expected a date", f"give the file {tool} wrote, unchanged")
     text = value.strip()
-    zone = None
-    dt = None
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    except ValueError:
-        match = _TRAILING_ZONE.match(text)
-        if match:
-            zone = match.group("zone").upper()
-            try:
-                dt = datetime.fromisoformat(match.group("body").strip())
-            except ValueError:
-                dt = None
-        if dt is None:
-            try:
-                dt = parsedate_to_datetime(text)  # "12 Aug 2023 07:42:36 GMT" (Java's toGMTString)
-                zone = None if dt.tzinfo is not None else zone
-            except (TypeError, ValueError, IndexError):
-                dt = None
+    dt, zone = _read_date_text(text)
     if dt is None:
         raise fail(path, where, f"{value!r} is not a date", f"give the file {tool} wrote, unchanged")
+    return _instant_or_wall_clock(dt, zone, text, naive=naive, tool=tool)
+
+
+def _epoch_time(value: float) -> When:
+    """Epoch seconds, or milliseconds when the number is too large to be seconds; 0 or less is no time."""
+    if value <= 0:
+        return When(None, None)
+    seconds = value / 1000.0 if value > 1e11 else float(value)
+    return When(utc(datetime.fromtimestamp(seconds, tz=UTC)), None)
+
+
+def _read_date_text(text: str) -> tuple[datetime | None, str | None]:
+    """The date a text holds and the zone name written after it, if any: ISO 8601, ISO followed
+    by a zone abbreviation (TestNG's `... IST`), or an e-mail date (`12 Aug 2023 07:42:36 GMT`)."""
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text), None
+    except ValueError:
+        pass
+    zone = None
+    dt = None
+    match = _TRAILING_ZONE.match(text)
+    if match:
+        zone = match.group("zone").upper()
+        try:
+            dt = datetime.fromisoformat(match.group("body").strip())
+        except ValueError:
+            dt = None
+    if dt is None:
+        try:
+            dt = parsedate_to_datetime(text)  # Java's toGMTString
+            zone = None if dt.tzinfo is not None else zone
+        except (TypeError, ValueError, IndexError):
+            dt = None
+    return dt, zone
+
+
+def _instant_or_wall_clock(dt: datetime, zone: str | None, text: str, *, naive: str, tool: str) -> When:
+    """A read date as a UTC instant when its zone is known, else as the wall clock it was written in."""
     if dt.year <= 1:
         # Go's zero time (gotestsum writes 0001-01-01T00:00:00Z): no time was recorded.
         return When(None, {"as_written": text, "zone": "none", "why": "year 1 is Go's zero time: no time recorded"})
