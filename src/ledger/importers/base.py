@@ -235,6 +235,23 @@ def measurement_draft(
     return Draft("measurement", data, str(path), None, refs={"environment": environment})
 
 
+@dataclass
+class Run:
+    """What every result of one file shares: the environment draft it points at (by handle),
+    its allocation, the measured commit and the provenance gaps, and when it ran if the file says."""
+
+    handle: str
+    allocation: dict[str, Any]
+    source: dict[str, Any] | None
+    gaps: list[str]
+    observed: str | None = None
+
+
+def environment_draft(path: Path, env: dict[str, Any], handle: str) -> Draft:
+    """The environment draft of a file's machine, leaving out what the file does not say."""
+    return Draft("environment", {k: v for k, v in env.items() if v is not None}, str(path), None, handle=handle)
+
+
 def utc(dt: datetime) -> str:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
