@@ -153,7 +153,7 @@ def _rank(m: Measurement, row_mfu: float | None, row_tp: float | None) -> tuple:
     )
 
 
-def stopping_point(  # noqa: C901, PLR0915
+def stopping_point(
     records: Iterable[Envelope],
     contract_name: str | None = None,
     *,
@@ -175,6 +175,31 @@ def stopping_point(  # noqa: C901, PLR0915
         return None, []
     by_id = {r.id: r for r in records}
     superseded = {s for r in records for s in r.supersedes}
+    accepted, rejected = _decided(records, by_id, superseded)
+    audits = {a.contract: a for a in records if isinstance(a, FlopAudit) and a.id not in superseded and a.contract}
+    audit = audits.get(contract.id)
+    groups = _by_topology(records, contract, superseded)
+
+    rows: list[Row] = []
+    for topo in sorted(groups, key=lambda t: (_gpus_of(t), t)):
+        group = groups[topo]
+        best = _best_row(topo, group, accepted, rejected, judge, by_id, audit)
+        if best is not None:
+            rows.append(best)
+        degraded = _degraded_row(topo, group, judge, by_id, audit)
+        if degraded is not None:
+            rows.append(degraded)
+        # A topology with an eligible step needs no excuse; one without says why it has none.
+        failed = _no_valid_step_row(topo, group, audit) if best is None else None
+        if failed is not None:
+            rows.append(failed)
+    _mark_fastest(rows)
+    return contract, rows
+
+
+def _decided(records: list[Envelope], by_id: dict[str, Envelope], superseded: set[str]) -> tuple[set[str], set[str]]:
+    """The ids of the measurements that accepted and rejected decisions cite, directly or
+    as the candidate of a sandwich they cite (superseded decisions count for nothing)."""
     accepted: set[str] = set()
     rejected: set[str] = set()
     for d in records:
@@ -189,53 +214,85 @@ def stopping_point(  # noqa: C901, PLR0915
             accepted |= cited
         elif d.verdict == "rejected":
             rejected |= cited
-    audits = {a.contract: a for a in records if isinstance(a, FlopAudit) and a.id not in superseded and a.contract}
-    audit = audits.get(contract.id)
+    return accepted, rejected
 
+
+def _by_topology(records: list[Envelope], contract: Contract, superseded: set[str]) -> dict[str, list[Measurement]]:
+    """The contract's current, comparable measurements grouped by the topology of their allocation."""
     groups: dict[str, list[Measurement]] = {}
     for m in records:
         if isinstance(m, Measurement) and m.contract == contract.id and m.id not in superseded and m.comparable:
             topo = (m.allocation.topology if m.allocation and m.allocation.topology else None) or "unknown topology"
             groups.setdefault(topo, []).append(m)
+    return groups
 
-    def derived(m: Measurement) -> tuple[float | None, float | None]:
-        fa = by_id.get(m.flop_audit) if m.flop_audit else audit
-        values = recompute(m, fa) if isinstance(fa, FlopAudit) else None
-        return (values["mfu_percent"], values["throughput"]) if values else (None, None)
 
-    rows: list[Row] = []
-    for topo in sorted(groups, key=lambda t: (_gpus_of(t), t)):
-        group = groups[topo]
-        eligible = [m for m in group if m.baseline_eligible and judge.measurement(m).eligible and m.id not in rejected]
-        pool = [m for m in eligible if m.id in accepted]
-        status = FINAL if pool else UNACCEPTED
-        pool = pool or eligible
-        if pool:
-            best = max(pool, key=lambda m: _rank(m, *derived(m)))
-            mfu, tp = derived(best)
-            rows.append(Row(topo, status, best, audit, [], mfu, tp))
-        degraded = [m for m in group if m.outcome == "ok" and not judge.measurement(m).eligible]
-        if degraded:
-            latest = max(degraded, key=lambda m: (m.when, m.id))
-            mfu, tp = derived(latest)
-            rows.append(Row(topo, DEGRADED, latest, audit, list(judge.measurement(latest).readings), mfu, tp))
-        if not pool:
-            failed = [m for m in group if m.outcome != "ok"]
-            if failed:
-                latest = max(failed, key=lambda m: (m.when, m.id))
-                reason = {"oom": "out of memory", "failed": "the run failed"}[latest.outcome]
-                reasons = [reason] + ([latest.notes] if latest.notes else [])
-                rows.append(
-                    Row(
-                        topo,
-                        f"{NO_VALID_STEP}: {latest.outcome.upper() if latest.outcome == 'oom' else 'failed'}",
-                        latest,
-                        audit,
-                        reasons,
-                    )
-                )
+def _recomputed(
+    m: Measurement, by_id: dict[str, Envelope], audit: FlopAudit | None
+) -> tuple[float | None, float | None]:
+    """MFU and throughput recomputed from the measurement's FLOP audit (its own, else the
+    contract's), or (None, None) without one."""
+    fa = by_id.get(m.flop_audit) if m.flop_audit else audit
+    values = recompute(m, fa) if isinstance(fa, FlopAudit) else None
+    return (values["mfu_percent"], values["throughput"]) if values else (None, None)
+
+
+def _best_row(
+    topo: str,
+    group: list[Measurement],
+    accepted: set[str],
+    rejected: set[str],
+    judge: Judge,
+    by_id: dict[str, Envelope],
+    audit: FlopAudit | None,
+) -> Row | None:
+    """The topology's best eligible measurement that no decision rejected: final when a
+    decision accepted it, else eligible but not yet accepted. None when none is eligible."""
+    eligible = [m for m in group if m.baseline_eligible and judge.measurement(m).eligible and m.id not in rejected]
+    pool = [m for m in eligible if m.id in accepted]
+    status = FINAL if pool else UNACCEPTED
+    pool = pool or eligible
+    if not pool:
+        return None
+    best = max(pool, key=lambda m: _rank(m, *_recomputed(m, by_id, audit)))
+    mfu, tp = _recomputed(best, by_id, audit)
+    return Row(topo, status, best, audit, [], mfu, tp)
+
+
+def _degraded_row(
+    topo: str, group: list[Measurement], judge: Judge, by_id: dict[str, Envelope], audit: FlopAudit | None
+) -> Row | None:
+    """The topology's latest run that succeeded on a degraded allocation, with the readings
+    that make it baseline-ineligible; None when there is none."""
+    degraded = [m for m in group if m.outcome == "ok" and not judge.measurement(m).eligible]
+    if not degraded:
+        return None
+    latest = max(degraded, key=lambda m: (m.when, m.id))
+    mfu, tp = _recomputed(latest, by_id, audit)
+    return Row(topo, DEGRADED, latest, audit, list(judge.measurement(latest).readings), mfu, tp)
+
+
+def _no_valid_step_row(topo: str, group: list[Measurement], audit: FlopAudit | None) -> Row | None:
+    """Why the topology has no valid step: its latest run that ran out of memory or failed;
+    None when no run did."""
+    failed = [m for m in group if m.outcome != "ok"]
+    if not failed:
+        return None
+    latest = max(failed, key=lambda m: (m.when, m.id))
+    reason = {"oom": "out of memory", "failed": "the run failed"}[latest.outcome]
+    reasons = [reason] + ([latest.notes] if latest.notes else [])
+    return Row(
+        topo,
+        f"{NO_VALID_STEP}: {latest.outcome.upper() if latest.outcome == 'oom' else 'failed'}",
+        latest,
+        audit,
+        reasons,
+    )
+
+
+def _mark_fastest(rows: list[Row]) -> None:
+    """With final rows on several topologies, the one with the best MFU (then throughput) is the fastest accepted."""
     finals = [r for r in rows if r.status == FINAL]
     if len(finals) > 1:
         fastest = max(finals, key=lambda r: (r.mfu or -1.0, r.throughput or -1.0))
         fastest.status = FASTEST
-    return contract, rows
