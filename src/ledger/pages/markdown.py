@@ -215,7 +215,7 @@ def _owner_in(text: str) -> str | None:
     return None if owner.lower() in _NO_OWNER else owner
 
 
-def owed_items(text: str) -> list[OwedItem]:  # noqa: C901
+def owed_items(text: str) -> list[OwedItem]:
     """Items under Owed sections: each body row of a table, each top-level list item.
     An owner comes from a column headed Owner, or `owner: NAME`, `owned by NAME` or
     `@handle` in the item's text; issue numbers from `#N`."""
@@ -223,13 +223,21 @@ def owed_items(text: str) -> list[OwedItem]:  # noqa: C901
     sections = owed_sections(text)
     if not sections:
         return []
+    out = _owed_table_rows(tokens, offset, sections) + _owed_list_items(tokens, offset, sections)
+    out.sort(key=lambda item: item.line)
+    return out
 
-    def section_of(line: int) -> Section | None:
-        for s in sections:
-            if line > s.line and (s.end_line == 0 or line <= s.end_line):
-                return s
-        return None
 
+def _owed_section_of(sections: list[Section], line: int) -> Section | None:
+    """The Owed section a line lies in, or None when it lies in none."""
+    for s in sections:
+        if line > s.line and (s.end_line == 0 or line <= s.end_line):
+            return s
+    return None
+
+
+def _owed_table_rows(tokens, offset: int, sections: list[Section]) -> list[OwedItem]:
+    """Each body row of a table under an Owed section, its cells joined by ` | `."""
     out: list[OwedItem] = []
     headers: list[str] = []
     for _, row, line, cells in _rows(tokens, offset):
@@ -237,20 +245,27 @@ def owed_items(text: str) -> list[OwedItem]:  # noqa: C901
         if row == 0:
             headers = [t.lower() for t in texts]
             continue
-        section = section_of(line)
+        section = _owed_section_of(sections, line)
         if section is None:
             continue
         joined = " | ".join(texts)
-        owner = None
-        for col, header in enumerate(headers):
-            if header in _OWNER_HEADERS and col < len(texts):
-                owner = None if texts[col].lower() in _NO_OWNER else texts[col]
-                break
-        else:
-            owner = _owner_in(joined)
         issues = tuple(int(n) for n in _ISSUE.findall(joined))
-        out.append(OwedItem(line, joined, owner, issues, section.title))
+        out.append(OwedItem(line, joined, _row_owner(headers, texts, joined), issues, section.title))
+    return out
 
+
+def _row_owner(headers: list[str], texts: list[str], joined: str) -> str | None:
+    """A table row's owner: its Owner column's cell when the table has one (even when empty,
+    so a mention elsewhere in the row is not taken for the owner), else one named in the row."""
+    for col, header in enumerate(headers):
+        if header in _OWNER_HEADERS and col < len(texts):
+            return None if texts[col].lower() in _NO_OWNER else texts[col]
+    return _owner_in(joined)
+
+
+def _owed_list_items(tokens, offset: int, sections: list[Section]) -> list[OwedItem]:
+    """Each top-level list item under an Owed section, with the text of its nested items."""
+    out: list[OwedItem] = []
     depth = 0
     for i, tok in enumerate(tokens):
         if tok.type in ("bullet_list_open", "ordered_list_open"):
@@ -259,18 +274,10 @@ def owed_items(text: str) -> list[OwedItem]:  # noqa: C901
             depth -= 1
         elif tok.type == "list_item_open" and depth == 1:
             line = _line(tok, offset)
-            section = section_of(line)
+            section = _owed_section_of(sections, line)
             if section is None:
                 continue
-            # The item's text: every inline token up to its closing tag, nested lists included.
-            parts = []
-            level = tok.level
-            for later in tokens[i + 1 :]:
-                if later.type == "list_item_close" and later.level == level:
-                    break
-                if later.type == "inline":
-                    parts.append(_plain(later))
-            item_text = " ".join(p.strip() for p in parts if p.strip())
+            item_text = _list_item_text(tokens, i)
             out.append(
                 OwedItem(
                     line,
@@ -280,8 +287,20 @@ def owed_items(text: str) -> list[OwedItem]:  # noqa: C901
                     section.title,
                 )
             )
-    out.sort(key=lambda item: item.line)
     return out
+
+
+def _list_item_text(tokens, start: int) -> str:
+    """The text of the list item opened at `tokens[start]`: every inline token up to its
+    closing tag, nested lists included."""
+    parts = []
+    level = tokens[start].level
+    for later in tokens[start + 1 :]:
+        if later.type == "list_item_close" and later.level == level:
+            break
+        if later.type == "inline":
+            parts.append(_plain(later))
+    return " ".join(p.strip() for p in parts if p.strip())
 
 
 # -- quoted figures ----------------------------------------------------------------------
