@@ -62,6 +62,26 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+def with_remote(repo: Path, tmp_path: Path) -> Path:
+    """Give `repo` a bare remote `origin` and install ledger's pre-push hook, so a `git push`
+    goes through the real hook. Returns the remote's path."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    result = run_ledger(repo, "hook", "install")
+    assert result.returncode == 0, result.stderr
+    return remote
+
+
+@pytest.fixture
+def pushed(repo: Path, tmp_path: Path) -> Path:
+    """The campaign repository with a bare remote `origin`, the hook installed, main pushed."""
+    with_remote(repo, tmp_path)
+    git(repo, "push", "-q", "origin", "main")
+    git(repo, "fetch", "-q", "origin")
+    return repo
+
+
 @pytest.fixture
 def book(repo: Path):
     from ledger.store import Ledger

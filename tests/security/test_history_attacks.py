@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from checks.check_helpers import add, commit, push, raw_record, set_rule
-from conftest import git, run_ledger
+from conftest import git, run_ledger, with_remote
 
 from ledger.store.canonical import canonical_bytes, seal
 from ledger.store.ids import new_id
@@ -23,10 +23,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def pushed(repo: Path, tmp_path: Path) -> Path:
     """The campaign with a bare remote, the hook installed, and two records already pushed."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    git(repo, "remote", "add", "origin", str(remote))
-    assert run_ledger(repo, "hook", "install").returncode == 0
+    with_remote(repo, tmp_path)
     add(repo, "note", {"body": "a refuted hypothesis, kept so the next reader does not reach it again"})
     add(repo, "issue", {"number": 7, "title": "re-gate the 8x pair", "owner": "ana"})
     commit(repo, "evidence")
