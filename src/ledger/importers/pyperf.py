@@ -16,10 +16,22 @@ as written in `extra.measured_at` with `zone: unknown`, never as UTC.
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, fail, need, parse_time, read_json, source_from_commit
+from .base import (
+    Draft,
+    ImportOptions,
+    Run,
+    environment_draft,
+    fail,
+    measurement_draft,
+    need,
+    parse_time,
+    read_json,
+    source_from_commit,
+)
 
 FMT = "pyperf"
 _UNITS = {"second": "s", "byte": "bytes", "integer": "count"}
@@ -32,152 +44,196 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:  # noqa: C901, PLR0915
+def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
+    """One environment draft per file (the suite's machine), then one measurement draft per benchmark."""
     drafts: list[Draft] = []
     for n, path in enumerate(paths):
         doc = read_json(path, FMT)
-        version = need(doc, "version", str, path, "", FMT)
-        if not version.startswith("1."):
-            raise fail(
-                path,
-                "key version",
-                f"is {version!r}; this importer reads pyperf format 1.x",
-                "export with a pyperf that writes format 1.0",
-            )
+        _check_version(path, need(doc, "version", str, path, "", FMT))
         top = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
         benchmarks = need(doc, "benchmarks", list, path, "", FMT)
-        host = str(top.get("hostname") or "unknown-host")
-        boot = top.get("boot_time")
-        source, gaps = source_from_commit(top.get("commit_id"), what="metadata.commit_id")
-        allocation = {
-            "id": f"local-{host}-{str(boot).replace(' ', 'T')}" if boot else f"pyperf-{host}-{path.name}",
-            "scheduler": "local",
-            "hosts": [host],
-        }
-        handle = f"env{n}"
+        run = _suite_run(path, top, f"env{n}")
         first_run_meta: dict[str, Any] = {}
-        drafts_here: list[Draft] = []
+        measurements: list[Draft] = []
         for i, bench in enumerate(benchmarks):
-            where = f"benchmarks[{i}]"
-            runs = need(bench, "runs", list, path, where, FMT)
-            bench_meta = bench.get("metadata") if isinstance(bench.get("metadata"), dict) else {}
-            meta = {**top, **bench_meta}
-            name = meta.get("name")
-            if not isinstance(name, str):
-                raise fail(path, f"key {where}.metadata.name", "is missing", "every pyperf benchmark has a name")
-            values: list[float] = []
-            per_run: list[int] = []
-            warmups: list[int] = []
-            loads: list[float] = []
-            dates: list[str] = []
-            for j, run in enumerate(runs):
-                if not isinstance(run, dict):
-                    raise fail(
-                        path,
-                        f"key {where}.runs[{j}]",
-                        f"benchmark {name}: is {type(run).__name__}, expected an object",
-                        "give the JSON pyperf wrote",
-                    )
-                given_meta = run.get("metadata")
-                run_meta: dict[str, Any] = given_meta if isinstance(given_meta, dict) else {}
-                if not first_run_meta:
-                    first_run_meta = run_meta
-                run_values = run.get("values") or []
-                if not isinstance(run_values, list):
-                    raise fail(
-                        path,
-                        f"key {where}.runs[{j}].values",
-                        f"benchmark {name}: is {type(run_values).__name__}, expected a list of numbers",
-                        "give the JSON pyperf wrote",
-                    )
-                for k, v in enumerate(run_values):
-                    if not _number(v) or v < 0:
-                        raise fail(
-                            path,
-                            f"key {where}.runs[{j}].values[{k}]",
-                            f"benchmark {name}: is {v!r}, expected a number",
-                            "pyperf writes each value as a non-negative number; give the JSON pyperf wrote",
-                        )
-                values.extend(run_values)
-                if run_values:
-                    per_run.append(len(run_values))
-                    warmups.append(len(run.get("warmups") or []))
-                if _number(run_meta.get("load_avg_1min")):
-                    loads.append(run_meta["load_avg_1min"])
-                if isinstance(run_meta.get("date"), str):
-                    dates.append(run_meta["date"])
-            unit = _UNITS.get(str(meta.get("unit", "second")), str(meta.get("unit", "second")))
-            data: dict[str, Any] = {
-                "metric": name,
-                "unit": unit,
-                "lower_is_better": True,
-                "allocation": allocation,
-                "title": f"pyperf {name}",
-            }
-            repeat = {
-                "runs": len(per_run),
-                "calibration_runs": len(runs) - len(per_run),
-                "values_per_run": sorted(set(per_run))[0] if len(set(per_run)) == 1 else per_run,
-                "warmups_per_run": sorted(set(warmups))[0] if len(set(warmups)) == 1 else warmups,
-                "loops": meta.get("loops"),
-                "inner_loops": meta.get("inner_loops"),
-            }
-            extra: dict[str, Any] = {
-                "format": FMT,
-                "repeat": {k: v for k, v in repeat.items() if v is not None},
-                "metadata": {k: v for k, v in meta.items() if k not in _PER_RUN and k != "name"},
-            }
-            if loads:
-                extra["load_avg_1min"] = loads
-            if values:
-                data["samples"] = values
-                pyperf_summary: dict[str, Any] = {"mean": statistics.fmean(values)}
-                if len(values) > 1:
-                    pyperf_summary["stdev"] = statistics.stdev(values)
-                extra["pyperf"] = pyperf_summary
-                # pyperf compares two results with Student's t-test on these values (`pyperf compare_to`).
-                extra["spread"] = {"method": "pyperf", "values": len(values), **pyperf_summary}
-            else:
-                data["outcome"] = "failed"
-                data["notes"] = "no run holds values (only warmups or calibration)"
-            if dates:
-                first = parse_time(min(dates), path, f"key {where}.runs[].metadata.date", naive="local", tool="pyperf")
-                last = parse_time(max(dates), path, f"key {where}.runs[].metadata.date", naive="local", tool="pyperf")
-                if first.observed_at:
-                    data["observed_at"] = first.observed_at
-                elif first.measured_at:
-                    extra["measured_at"] = {**first.measured_at, "last": (last.measured_at or {}).get("local")}
-            if gaps:
-                extra["provenance_gaps"] = gaps
-            data["extra"] = {k: v for k, v in extra.items() if v is not None}
-            if source:
-                data["source"] = source
-            drafts_here.append(
-                Draft(
-                    "measurement",
-                    data,
-                    str(path),
-                    None,
-                    refs={"environment": handle},
-                    label=f"benchmark {name}",
-                    keys={"samples": f"{where}.runs[].values"},
-                )
-            )
-        load = top.get("load_avg_1min", first_run_meta.get("load_avg_1min"))
-        env: dict[str, Any] = {
-            "title": f"pyperf machine {host}",
-            "hostname": host,
-            "python": top.get("python_version"),
-            "cpu_model": top.get("cpu_model_name"),
-            "cpu_count": count if isinstance(count := top.get("cpu_count"), int) and count > 0 else None,
-            "no_gpu_reason": "pyperf records no GPU",
-            "load_avg": [load] if isinstance(load, (int, float)) and not isinstance(load, bool) and load >= 0 else None,
-            "allocation": allocation,
-        }
-        if source:
-            env["source"] = source
-        drafts.append(
-            Draft("environment", {k: v for k, v in env.items() if v is not None}, str(path), None, handle=handle)
-        )
-        drafts.extend(drafts_here)
+            draft, runs = _benchmark_draft(path, f"benchmarks[{i}]", bench, top, run)
+            measurements.append(draft)
+            if not first_run_meta:
+                first_run_meta = runs.first_metadata
+        drafts.append(_suite_environment(path, top, run, first_run_meta))
+        drafts.extend(measurements)
     return drafts
+
+
+def _check_version(path: Path, version: str) -> None:
+    """Refuse a file of a pyperf format this importer does not read."""
+    if not version.startswith("1."):
+        raise fail(
+            path,
+            "key version",
+            f"is {version!r}; this importer reads pyperf format 1.x",
+            "export with a pyperf that writes format 1.0",
+        )
+
+
+def _host(top: dict[str, Any]) -> str:
+    return str(top.get("hostname") or "unknown-host")
+
+
+def _suite_run(path: Path, top: dict[str, Any], handle: str) -> Run:
+    """What every benchmark of a file shares: its commit, and the allocation its host and boot time name."""
+    host = _host(top)
+    boot = top.get("boot_time")
+    source, gaps = source_from_commit(top.get("commit_id"), what="metadata.commit_id")
+    allocation = {
+        "id": f"local-{host}-{str(boot).replace(' ', 'T')}" if boot else f"pyperf-{host}-{path.name}",
+        "scheduler": "local",
+        "hosts": [host],
+    }
+    return Run(handle, allocation, source, gaps)
+
+
+def _suite_environment(path: Path, top: dict[str, Any], run: Run, first_run_meta: dict[str, Any]) -> Draft:
+    """The machine the suite ran on, as an environment draft."""
+    host = _host(top)
+    # When the suite's metadata holds no load, the first run's stands for the machine's.
+    load = top.get("load_avg_1min", first_run_meta.get("load_avg_1min"))
+    env: dict[str, Any] = {
+        "title": f"pyperf machine {host}",
+        "hostname": host,
+        "python": top.get("python_version"),
+        "cpu_model": top.get("cpu_model_name"),
+        "cpu_count": count if isinstance(count := top.get("cpu_count"), int) and count > 0 else None,
+        "no_gpu_reason": "pyperf records no GPU",
+        "load_avg": [load] if isinstance(load, (int, float)) and not isinstance(load, bool) and load >= 0 else None,
+        "allocation": run.allocation,
+    }
+    if run.source:
+        env["source"] = run.source
+    return environment_draft(path, env, run.handle)
+
+
+@dataclass
+class _Runs:
+    """What a benchmark's runs hold, in run order (warmups and calibration runs' values left out)."""
+
+    values: list[float] = field(default_factory=list)
+    per_run: list[int] = field(default_factory=list)  # values of each run that has values
+    warmups: list[int] = field(default_factory=list)  # warmups of each run that has values
+    loads: list[float] = field(default_factory=list)
+    dates: list[str] = field(default_factory=list)
+    first_metadata: dict[str, Any] = field(default_factory=dict)  # the first run's that has any
+
+
+def _read_runs(path: Path, where: str, name: str, runs: list[Any]) -> _Runs:
+    """Every run's values, checked, with the per-run metadata the measurement keeps."""
+    read = _Runs()
+    for j, run in enumerate(runs):
+        if not isinstance(run, dict):
+            raise fail(
+                path,
+                f"key {where}.runs[{j}]",
+                f"benchmark {name}: is {type(run).__name__}, expected an object",
+                "give the JSON pyperf wrote",
+            )
+        given_meta = run.get("metadata")
+        run_meta: dict[str, Any] = given_meta if isinstance(given_meta, dict) else {}
+        if not read.first_metadata:
+            read.first_metadata = run_meta
+        run_values = _run_values(path, f"{where}.runs[{j}]", name, run)
+        read.values.extend(run_values)
+        if run_values:
+            read.per_run.append(len(run_values))
+            read.warmups.append(len(run.get("warmups") or []))
+        if _number(run_meta.get("load_avg_1min")):
+            read.loads.append(run_meta["load_avg_1min"])
+        if isinstance(run_meta.get("date"), str):
+            read.dates.append(run_meta["date"])
+    return read
+
+
+def _run_values(path: Path, where: str, name: str, run: dict[str, Any]) -> list[Any]:
+    """One run's values, refused unless a list of non-negative numbers."""
+    run_values = run.get("values") or []
+    if not isinstance(run_values, list):
+        raise fail(
+            path,
+            f"key {where}.values",
+            f"benchmark {name}: is {type(run_values).__name__}, expected a list of numbers",
+            "give the JSON pyperf wrote",
+        )
+    for k, v in enumerate(run_values):
+        if not _number(v) or v < 0:
+            raise fail(
+                path,
+                f"key {where}.values[{k}]",
+                f"benchmark {name}: is {v!r}, expected a number",
+                "pyperf writes each value as a non-negative number; give the JSON pyperf wrote",
+            )
+    return run_values
+
+
+def _benchmark_draft(path: Path, where: str, bench: Any, top: dict[str, Any], run: Run) -> tuple[Draft, _Runs]:
+    """One benchmark's measurement, its values the samples; and what its runs hold."""
+    runs = need(bench, "runs", list, path, where, FMT)
+    bench_meta = bench.get("metadata") if isinstance(bench.get("metadata"), dict) else {}
+    meta = {**top, **bench_meta}
+    name = meta.get("name")
+    if not isinstance(name, str):
+        raise fail(path, f"key {where}.metadata.name", "is missing", "every pyperf benchmark has a name")
+    read = _read_runs(path, where, name, runs)
+    unit = _UNITS.get(str(meta.get("unit", "second")), str(meta.get("unit", "second")))
+    data: dict[str, Any] = {
+        "metric": name,
+        "unit": unit,
+        "lower_is_better": True,
+        "allocation": run.allocation,
+        "title": f"pyperf {name}",
+    }
+    extra: dict[str, Any] = {
+        "format": FMT,
+        "repeat": _repeat(read, len(runs), meta),
+        "metadata": {k: v for k, v in meta.items() if k not in _PER_RUN and k != "name"},
+    }
+    if read.loads:
+        extra["load_avg_1min"] = read.loads
+    if read.values:
+        data["samples"] = read.values
+        pyperf_summary: dict[str, Any] = {"mean": statistics.fmean(read.values)}
+        if len(read.values) > 1:
+            pyperf_summary["stdev"] = statistics.stdev(read.values)
+        extra["pyperf"] = pyperf_summary
+        # pyperf compares two results with Student's t-test on these values (`pyperf compare_to`).
+        extra["spread"] = {"method": "pyperf", "values": len(read.values), **pyperf_summary}
+    else:
+        data["outcome"] = "failed"
+        data["notes"] = "no run holds values (only warmups or calibration)"
+    if read.dates:
+        _place_dates(data, extra, read.dates, path, where)
+    draft = measurement_draft(path, data, extra, run.gaps, None, run.source, run.handle)
+    draft.label = f"benchmark {name}"
+    draft.keys = {"samples": f"{where}.runs[].values"}
+    return draft, read
+
+
+def _repeat(read: _Runs, all_runs: int, meta: dict[str, Any]) -> dict[str, Any]:
+    """How pyperf repeated the benchmark: runs, values and warmups per run, loops, inner loops."""
+    repeat = {
+        "runs": len(read.per_run),
+        "calibration_runs": all_runs - len(read.per_run),
+        "values_per_run": sorted(set(read.per_run))[0] if len(set(read.per_run)) == 1 else read.per_run,
+        "warmups_per_run": sorted(set(read.warmups))[0] if len(set(read.warmups)) == 1 else read.warmups,
+        "loops": meta.get("loops"),
+        "inner_loops": meta.get("inner_loops"),
+    }
+    return {k: v for k, v in repeat.items() if v is not None}
+
+
+def _place_dates(data: dict[str, Any], extra: dict[str, Any], dates: list[str], path: Path, where: str) -> None:
+    """When the runs happened: the first run's instant, or the first and last wall clock as written."""
+    first = parse_time(min(dates), path, f"key {where}.runs[].metadata.date", naive="local", tool="pyperf")
+    last = parse_time(max(dates), path, f"key {where}.runs[].metadata.date", naive="local", tool="pyperf")
+    if first.observed_at:
+        data["observed_at"] = first.observed_at
+    elif first.measured_at:
+        extra["measured_at"] = {**first.measured_at, "last": (last.measured_at or {}).get("local")}
