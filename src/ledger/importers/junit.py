@@ -22,6 +22,7 @@ and is named in `extra.flaky_names`.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -87,10 +88,47 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     return drafts
 
 
-def parse_one(path: Path, options: ImportOptions, *, among_others: bool = False) -> Draft | None:  # noqa: C901, PLR0915
+def parse_one(path: Path, options: ImportOptions, *, among_others: bool = False) -> Draft | None:
+    """One report as a gate draft; None for a file TestNG writes beside its reports, given among them."""
+    suites = _suites(_read_xml(path), path, options, among_others)
+    if suites is None:
+        return None
+    tally = _Tally()
+    for s, suite in enumerate(suites):
+        _count_suite(tally, path, s, suite)
+    data = gate_fields(
+        "junit",
+        options,
+        passed=tally.passed,
+        failed=tally.failed,
+        errors=tally.errors,
+        skipped=tally.skipped,
+        skipped_names=tally.skipped_names,
+        failed_names=tally.failed_names,
+        duration=tally.duration,
+        gaps=_gaps(options),
+    )
+    if tally.hosts or tally.stamps:
+        data["allocation"] = _allocation(path, tally)
+    if tally.stamps:
+        data["observed_at"] = min(tally.stamps)
+    elif tally.local:
+        data.setdefault("extra", {})["measured_at"] = min(tally.local, key=lambda m: str(m.get("local", "")))
+    if tally.flaky:
+        data.setdefault("extra", {})["flaky_names"] = tally.flaky
+    executed = tally.passed + tally.failed + tally.errors
+    data["title"] = (
+        f"{path.name}: {executed} executed, {tally.passed} passed, {tally.failed} failed, "
+        f"{tally.errors} errors, {tally.skipped} skipped"
+    )
+    return Draft("gate", {k: v for k, v in data.items() if v is not None}, str(path), 1)
+
+
+def _read_xml(path: Path) -> ET.Element:
+    """The report's root element; a syntax error names its line and column."""
     text = read_text(path)
     try:
-        root = ET.fromstring(text)
+        return ET.fromstring(text)
     except ET.ParseError as exc:
         line, col = exc.position
         raise fail(
@@ -99,115 +137,118 @@ def parse_one(path: Path, options: ImportOptions, *, among_others: bool = False)
             f"does not parse as XML: {exc.msg if hasattr(exc, 'msg') else exc}",
             "give the XML file the test runner wrote",
         ) from None
+
+
+def _suites(root: ET.Element, path: Path, options: ImportOptions, among_others: bool) -> list[ET.Element] | None:
+    """The report's test suites; None (with a note) for a TestNG side file given among reports."""
     if root.tag == "testsuites":
-        suites = root.findall("testsuite")
-    elif root.tag == "testsuite":
-        suites = [root]
-    elif root.tag in _NOT_REPORTS and among_others:
+        return root.findall("testsuite")
+    if root.tag == "testsuite":
+        return [root]
+    if root.tag in _NOT_REPORTS and among_others:
         options.notes.append(f"skipped {record_path(path)}: {_NOT_REPORTS[root.tag]}")
         return None
-    elif root.tag in _NOT_REPORTS:
+    if root.tag in _NOT_REPORTS:
         raise fail(
             path,
             "line 1",
             f"root element is <{root.tag}>: {_NOT_REPORTS[root.tag]}",
             "give the JUnit XML reports (TestNG: test-output/junitreports/TEST-*.xml)",
         )
-    else:
+    raise fail(
+        path,
+        "line 1",
+        f"root element is <{root.tag}>, expected <testsuites> or <testsuite>",
+        "give a JUnit XML report",
+    )
+
+
+@dataclass
+class _Tally:
+    """What a report's suites add up to: the test cases by outcome, and where and when they ran."""
+
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    skipped_names: list[str] = field(default_factory=list)
+    failed_names: list[str] = field(default_factory=list)
+    flaky: list[str] = field(default_factory=list)  # passed on a rerun (Surefire's flakyFailure)
+    duration: float = 0.0
+    hosts: set[str] = field(default_factory=set)
+    stamps: list[str] = field(default_factory=list)  # UTC instants
+    local: list[dict[str, Any]] = field(default_factory=list)  # wall clocks whose zone is unknown
+
+
+def _count_suite(tally: _Tally, path: Path, s: int, suite: ET.Element) -> None:
+    """Add one suite's host, timestamp, time and test cases to the tally."""
+    host = suite.get("hostname")
+    if host:
+        tally.hosts.add(host)
+    if suite.get("timestamp"):
+        when = parse_time(
+            suite.get("timestamp"),
+            path,
+            f"testsuite[{s}] attribute timestamp",
+            naive="local",
+            tool="the test runner",
+        )
+        if when.observed_at:
+            tally.stamps.append(when.observed_at)
+        elif when.measured_at:
+            tally.local.append(when.measured_at)
+    try:
+        tally.duration += float(suite.get("time") or 0)
+    except ValueError:
         raise fail(
             path,
-            "line 1",
-            f"root element is <{root.tag}>, expected <testsuites> or <testsuite>",
-            "give a JUnit XML report",
-        )
-    passed = failed = errors = skipped = 0
-    skipped_names: list[str] = []
-    failed_names: list[str] = []
-    duration = 0.0
-    hosts: set[str] = set()
-    stamps: list[str] = []
-    local: list[dict] = []
-    flaky: list[str] = []
-    for s, suite in enumerate(suites):
-        host = suite.get("hostname")
-        if host:
-            hosts.add(host)
-        if suite.get("timestamp"):
-            when = parse_time(
-                suite.get("timestamp"),
-                path,
-                f"testsuite[{s}] attribute timestamp",
-                naive="local",
-                tool="the test runner",
-            )
-            if when.observed_at:
-                stamps.append(when.observed_at)
-            elif when.measured_at:
-                local.append(when.measured_at)
-        try:
-            duration += float(suite.get("time") or 0)
-        except ValueError:
-            raise fail(
-                path,
-                f"testsuite[{s}] attribute time",
-                f"is {suite.get('time')!r}, expected seconds",
-                "give the XML file the test runner wrote",
-            ) from None
-        for case in suite.iter("testcase"):
-            name = "::".join(dict.fromkeys(p for p in (case.get("classname"), case.get("name")) if p))
-            status = case.get("status")  # ctest writes run, fail, notrun, disabled
-            if case.find("error") is not None:
-                errors += 1
-                failed_names.append(name)
-            elif case.find("failure") is not None:
-                failed += 1
-                failed_names.append(name)
-            elif case.find("skipped") is not None or status in ("notrun", "disabled"):
-                skipped += 1
-                skipped_names.append(name)
-            else:
-                passed += 1
-                if case.find("flakyFailure") is not None or case.find("flakyError") is not None:
-                    flaky.append(name)
-    executed = passed + failed + errors
+            f"testsuite[{s}] attribute time",
+            f"is {suite.get('time')!r}, expected seconds",
+            "give the XML file the test runner wrote",
+        ) from None
+    for case in suite.iter("testcase"):
+        _count_case(tally, case)
+
+
+def _count_case(tally: _Tally, case: ET.Element) -> None:
+    """Count one test case as an error, a failure, skipped or passed (the first that applies)."""
+    name = "::".join(dict.fromkeys(p for p in (case.get("classname"), case.get("name")) if p))
+    status = case.get("status")  # ctest writes run, fail, notrun, disabled
+    if case.find("error") is not None:
+        tally.errors += 1
+        tally.failed_names.append(name)
+    elif case.find("failure") is not None:
+        tally.failed += 1
+        tally.failed_names.append(name)
+    elif case.find("skipped") is not None or status in ("notrun", "disabled"):
+        tally.skipped += 1
+        tally.skipped_names.append(name)
+    else:
+        tally.passed += 1
+        if case.find("flakyFailure") is not None or case.find("flakyError") is not None:
+            tally.flaky.append(name)
+
+
+def _gaps(options: ImportOptions) -> list[str]:
+    """What a JUnit report cannot say and the command line did not give."""
     gaps = ["JUnit XML records no commit"] if not options.source_sha else []
     if options.exit_code is None:
         gaps.append("exit code unknown: JUnit XML does not hold it (give --exit-code or use `ledger gate run`)")
     if not options.load_avg:
         gaps.append("machine load unknown: JUnit XML does not hold it (give --load or use `ledger gate run`)")
-    stamps = [s for s in stamps if s]
-    data = gate_fields(
-        "junit",
-        options,
-        passed=passed,
-        failed=failed,
-        errors=errors,
-        skipped=skipped,
-        skipped_names=skipped_names,
-        failed_names=failed_names,
-        duration=duration,
-        gaps=gaps,
-    )
-    if hosts or stamps:
-        data["allocation"] = {
-            "id": f"junit-{'-'.join(sorted(hosts)) or 'unknown-host'}-"
-            + (
-                min(stamps)
-                if stamps
-                else str(local[0].get("local") or local[0].get("as_written"))
-                if local
-                else path.name
-            ),
-            "scheduler": "local",
-            "hosts": sorted(hosts),
-        }
-    if stamps:
-        data["observed_at"] = min(stamps)
-    elif local:
-        data.setdefault("extra", {})["measured_at"] = min(local, key=lambda m: str(m.get("local", "")))
-    if flaky:
-        data.setdefault("extra", {})["flaky_names"] = flaky
-    data["title"] = (
-        f"{path.name}: {executed} executed, {passed} passed, {failed} failed, {errors} errors, {skipped} skipped"
-    )
-    return Draft("gate", {k: v for k, v in data.items() if v is not None}, str(path), 1)
+    return gaps
+
+
+def _allocation(path: Path, tally: _Tally) -> dict[str, Any]:
+    """The run's allocation, named by its hosts and its earliest time (the file's name when none)."""
+    if tally.stamps:
+        when = min(tally.stamps)
+    elif tally.local:
+        when = str(tally.local[0].get("local") or tally.local[0].get("as_written"))
+    else:
+        when = path.name
+    return {
+        "id": f"junit-{'-'.join(sorted(tally.hosts)) or 'unknown-host'}-" + when,
+        "scheduler": "local",
+        "hosts": sorted(tally.hosts),
+    }
