@@ -63,7 +63,9 @@ class Log:
         self.old_format = False  # v0.6 `:::MLL` lines
 
 
-def read_log(path: Path) -> Log:  # noqa: C901
+def read_log(path: Path) -> Log:
+    """A training result log's events, system description and commit line; refused unless it
+    holds MLPerf log lines and a run_start."""
     log = Log(path)
     for lineno, raw in enumerate(read_text(path).splitlines(), start=1):
         line = raw.rstrip("\r")
@@ -72,53 +74,75 @@ def read_log(path: Path) -> Log:  # noqa: C901
             _read_mll(log, path, lineno, old)
             continue
         match = _TAG_RE.match(line)
-        if not match:
-            continue
-        tag, rest = match.group(1), (match.group(2) or "").strip()
-        if tag == "GITCOMMITID":
-            if log.commit_line is None:
-                log.commit_line = (lineno, rest)
-            continue
-        try:
-            payload = json.loads(rest)
-        except json.JSONDecodeError as exc:
+        if match:
+            _read_tagged(log, path, lineno, match.group(1), (match.group(2) or "").strip())
+    _check_complete(log, path)
+    return log
+
+
+def _read_tagged(log: Log, path: Path, lineno: int, tag: str, rest: str) -> None:
+    """One `:::TAG payload` line: the commit id, the inline system description (the first of each
+    is kept), or an MLLOG event."""
+    if tag == "GITCOMMITID":
+        if log.commit_line is None:
+            log.commit_line = (lineno, rest)
+        return
+    payload = _json_payload(path, lineno, tag, rest)
+    if tag == "SYSJSON":
+        if log.sysjson is None:
+            log.sysjson = (lineno, payload)
+        return
+    _read_mllog_event(log, path, lineno, payload)
+
+
+def _json_payload(path: Path, lineno: int, tag: str, rest: str) -> dict[str, Any]:
+    """A tagged line's JSON object, refused when it is not one."""
+    try:
+        payload = json.loads(rest)
+    except json.JSONDecodeError as exc:
+        raise fail(
+            path,
+            f"line {lineno}",
+            f":::{tag} payload does not parse as JSON: {exc.msg}",
+            "give the result log as the benchmark wrote it",
+        ) from None
+    if not isinstance(payload, dict):
+        raise fail(
+            path,
+            f"line {lineno}",
+            f":::{tag} payload is {type(payload).__name__}, expected an object",
+            "give the result log as the benchmark wrote it",
+        )
+    return payload
+
+
+def _read_mllog_event(log: Log, path: Path, lineno: int, payload: dict[str, Any]) -> None:
+    """One `:::MLLOG` event, checked to have a key and a time; each key's first event is kept,
+    and every tracked_stats event."""
+    log.mllog_lines += 1
+    for key in ("key", "time_ms"):
+        if key not in payload:
             raise fail(
                 path,
-                f"line {lineno}",
-                f":::{tag} payload does not parse as JSON: {exc.msg}",
-                "give the result log as the benchmark wrote it",
-            ) from None
-        if not isinstance(payload, dict):
-            raise fail(
-                path,
-                f"line {lineno}",
-                f":::{tag} payload is {type(payload).__name__}, expected an object",
-                "give the result log as the benchmark wrote it",
+                f"line {lineno}, key {key}",
+                "is missing from the :::MLLOG event",
+                "every MLLOG event has key, value and time_ms",
             )
-        if tag == "SYSJSON":
-            if log.sysjson is None:
-                log.sysjson = (lineno, payload)
-            continue
-        log.mllog_lines += 1
-        for key in ("key", "time_ms"):
-            if key not in payload:
-                raise fail(
-                    path,
-                    f"line {lineno}, key {key}",
-                    "is missing from the :::MLLOG event",
-                    "every MLLOG event has key, value and time_ms",
-                )
-        if not isinstance(payload["time_ms"], (int, float)) or isinstance(payload["time_ms"], bool):
-            raise fail(
-                path,
-                f"line {lineno}, key time_ms",
-                f"is {payload['time_ms']!r}, expected milliseconds",
-                "give the result log as the benchmark wrote it",
-            )
-        if payload["key"] == "tracked_stats":
-            log.tracked.append((lineno, payload))
-        else:
-            log.events.setdefault(str(payload["key"]), (lineno, payload))
+    if not isinstance(payload["time_ms"], (int, float)) or isinstance(payload["time_ms"], bool):
+        raise fail(
+            path,
+            f"line {lineno}, key time_ms",
+            f"is {payload['time_ms']!r}, expected milliseconds",
+            "give the result log as the benchmark wrote it",
+        )
+    if payload["key"] == "tracked_stats":
+        log.tracked.append((lineno, payload))
+    else:
+        log.events.setdefault(str(payload["key"]), (lineno, payload))
+
+
+def _check_complete(log: Log, path: Path) -> None:
+    """Refuse a file with no MLPerf log line, or a log without run_start (time to train needs it)."""
     if log.mllog_lines == 0:
         raise fail(
             path,
@@ -133,7 +157,6 @@ def read_log(path: Path) -> Log:  # noqa: C901
             "no :::MLLOG run_start event",
             "time to train needs run_start; give a complete result log",
         )
-    return log
 
 
 def _read_mll(log: Log, path: Path, lineno: int, match: re.Match) -> None:
