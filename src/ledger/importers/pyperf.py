@@ -77,6 +77,7 @@ def _check_version(path: Path, version: str) -> None:
 
 
 def _host(top: dict[str, Any]) -> str:
+    """The host the suite ran on, as its metadata names it."""
     return str(top.get("hostname") or "unknown-host")
 
 
