@@ -4,8 +4,11 @@ earlier check found for the same blob; anything else is parsed again (checks/cac
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
+import pytest
 from conftest import git, run_ledger
 
 
@@ -108,3 +111,39 @@ def test_a_removed_record_leaves_the_cache_and_a_forged_entry_is_not_trusted(rep
     report = _check(repo)
     assert any(v["rule"] == "content-hash" and victim.name in v["file"] for v in report["violations"])
     assert report["records_from_cache"] == len(files) - 2
+
+
+@pytest.mark.parametrize("hide", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_hidden_from_git_is_still_parsed(repo: Path, hide: str) -> None:
+    """A file marked assume-unchanged or skip-worktree is one whose edits git stops looking
+    at: it is never answered from the cache, so the tampered bytes are refused."""
+    files = _ledger_with_records(repo, 2)
+    _check(repo)
+    victim = files[0]
+    git(repo, "update-index", hide, str(victim.relative_to(repo)))
+    victim.write_text(victim.read_text().replace("cached", "hidden"))
+    report = _check(repo)
+    assert any(v["rule"] == "content-hash" and victim.name in v["file"] for v in report["violations"])
+    assert report["records_from_cache"] == len(files) - 1
+
+
+def test_a_config_that_stops_trusting_ctime_does_not_hide_an_edit(repo: Path) -> None:
+    """core.trustctime=false lets an edit that keeps the size and puts the mtime back read as
+    unmodified to git; the cache's reads pin git's stat checks, so the edit is still parsed."""
+    files = _ledger_with_records(repo, 2)
+    victim = files[0]
+    old = time.time() - 100
+    os.utime(victim, (old, old))
+    git(repo, "update-index", "--refresh")
+    _check(repo)
+    git(repo, "config", "core.trustctime", "false")
+    time.sleep(1.1)  # git compares whole seconds of ctime: the edit lands in a later second
+    text = victim.read_text()
+    edited = text.replace("cached 0", "hidden 0") if "cached 0" in text else text.replace("cached 1", "hidden 1")
+    assert len(edited) == len(text) and edited != text
+    victim.write_text(edited)
+    os.utime(victim, (old, old))
+    # git itself, under the repository's config, now calls the file unmodified:
+    assert git(repo, "diff-files", "--name-only").stdout.strip() == ""
+    report = _check(repo)
+    assert any(v["rule"] == "content-hash" and victim.name in v["file"] for v in report["violations"])

@@ -60,13 +60,28 @@ def rules_fingerprint(rules: FileRules) -> str:
     return hashlib.sha256(f"{code_fingerprint()}\0{text}\0{rules.prefix}".encode()).hexdigest()
 
 
+#: How git decides a file is unmodified, pinned for the cache's reads: a repository's own
+#: config must not make an edited file read as clean (ctime not trusted, stat checks
+#: relaxed or skipped, an fsmonitor hook answering "nothing changed").
+_HONEST_STAT = (
+    "-c",
+    "core.trustctime=true",
+    "-c",
+    "core.checkStat=default",
+    "-c",
+    "core.ignoreStat=false",
+    "-c",
+    "core.fsmonitor=false",
+)
+
+
 def clean_blobs(records_dir: Path) -> dict[str, str]:
     """Path (relative to the records folder) -> blob id, for regular files whose work-tree
     bytes git reports as equal to the index. Empty when the folder is not in a git work tree."""
     git = Git(records_dir)
     try:
-        staged = git.run("ls-files", "-s", "-z", "--", ".")
-        modified = git.run("diff-files", "--name-only", "--relative", "-z", "--", ".")
+        staged = git.run(*_HONEST_STAT, "ls-files", "-s", "-v", "-z", "--", ".")
+        modified = git.run(*_HONEST_STAT, "diff-files", "--name-only", "--relative", "-z", "--", ".")
     except (GitError, OSError):
         return {}
     dirty = set(modified.decode("utf-8", "surrogateescape").split("\0"))
@@ -75,10 +90,12 @@ def clean_blobs(records_dir: Path) -> dict[str, str]:
         if not entry:
             continue
         meta, _, path = entry.partition("\t")
-        mode, blob, stage = meta.split(" ")
+        tag, mode, blob, stage = meta.split(" ")
+        # Tag "H" only: a file marked assume-unchanged ("h") or skip-worktree ("S") is one
+        # whose edits git stops looking at, so its work-tree bytes are unknown to the index.
         # Regular files at stage 0 only: a symlink (120000), a submodule or a conflict is
         # never answered from the cache.
-        if stage == "0" and mode in ("100644", "100755") and path not in dirty:
+        if tag == "H" and stage == "0" and mode in ("100644", "100755") and path not in dirty:
             blobs[path] = blob
     return blobs
 
