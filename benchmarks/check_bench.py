@@ -342,7 +342,7 @@ def main() -> int:
     return 0
 
 
-def record_results(big, small, all_times, warm_times, js, push_small, push_big, cores, before=None) -> None:  # noqa: PLR0913
+def record_results(big, small, all_times, warm_times, js, push_small, push_big, cores, before=None) -> None:
     """Measurements in this repository's own ledger, under a contract for each benchmark."""
     import socket
 

@@ -30,11 +30,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from ledger.analysis.metrics import mfu_percent  # noqa: E402
-from ledger.analysis.sandwich import compute  # noqa: E402
-from ledger.schema.envelope import Source  # noqa: E402
-from ledger.schema.kinds import summarize  # noqa: E402
-from ledger.store import Item, Ledger, Stamping, add  # noqa: E402
+from ledger.analysis.metrics import mfu_percent
+from ledger.analysis.sandwich import compute
+from ledger.schema.envelope import Source
+from ledger.schema.kinds import summarize
+from ledger.store import Item, Ledger, Stamping, add
 
 CONTRACT = {
     "name": "dit8-ltx2like-fp32master-bf16-1xh200-campaign",
@@ -142,7 +142,7 @@ def load_phases(folder: Path) -> list[dict]:
     return phases
 
 
-def main() -> int:  # noqa: C901, PLR0915
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", type=Path)
     ap.add_argument("--ledger", default=".")

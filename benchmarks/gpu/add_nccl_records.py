@@ -12,8 +12,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from ledger.schema.envelope import Allocation, Source  # noqa: E402
-from ledger.store import Item, Ledger, Stamping, add  # noqa: E402
+from ledger.schema.envelope import Allocation, Source
+from ledger.store import Item, Ledger, Stamping, add
 
 CONTRACT = {
     "name": "steptimer-nccl-2x-h200-slowest-rank",

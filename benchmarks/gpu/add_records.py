@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from ledger.schema.envelope import Source  # noqa: E402
-from ledger.store import Item, Ledger, Stamping, add  # noqa: E402
+from ledger.schema.envelope import Source
+from ledger.store import Item, Ledger, Stamping, add
 
 
 def main() -> int:

@@ -53,7 +53,7 @@ DERIVATION = (
 )
 
 
-def main() -> int:  # noqa: C901, PLR0915  (one driver, read top to bottom)
+def main() -> int:  # one driver, read top to bottom
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--phase", choices=["base", "fa4"], required=True)
     ap.add_argument("--out", required=True, type=Path)

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
+import torch
+import torch.distributed as dist
 
-from ledger.collectors.timer import VENDOR_H200_BF16, StepTimer  # noqa: E402
+from ledger.collectors.timer import VENDOR_H200_BF16, StepTimer
 
 WARMUP, MEASURED = 5, 12
 #: measured step -> rank made slow on it

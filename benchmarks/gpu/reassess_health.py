@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from ledger.collectors.environment import assess_health  # noqa: E402
-from ledger.schema.envelope import GENERATED_FIELDS  # noqa: E402
-from ledger.store import Item, Ledger, Stamping, add  # noqa: E402
+from ledger.collectors.environment import assess_health
+from ledger.schema.envelope import GENERATED_FIELDS
+from ledger.store import Item, Ledger, Stamping, add
 
 
 def body_of(record) -> dict:

@@ -206,7 +206,7 @@ class Admission:
         for path in self.ledger.iter_paths("environment"):
             try:
                 record = self.ledger.load(path)
-            except Exception:  # noqa: BLE001 - schema-valid reports it at check
+            except Exception:  # schema-valid reports it at check
                 continue
             if isinstance(record, Environment):
                 out.append(record)

@@ -275,7 +275,7 @@ class Checker:
         lost = self.unkept(source, full_shas) if self.mode == "pre-push" else set()
         self._report_shas(by_sha, resolved, reachable, repo, where, lost)
 
-    def _report_shas(self, by_sha, resolved, reachable, repo, where, lost) -> None:  # noqa: PLR0913
+    def _report_shas(self, by_sha, resolved, reachable, repo, where, lost) -> None:
         for sha, infos_at in by_sha.items():
             full = resolved.get(sha)
             for info in infos_at:

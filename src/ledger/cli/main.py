@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+    except Exception as exc:  # the last line of defence: no traceback for users
         # A command that imports an optional package only when it runs (torch, for one).
         words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")][:2]
         error = missing_extra(exc, " ".join(["ledger", *words])) if isinstance(exc, ModuleNotFoundError) else None

@@ -211,7 +211,7 @@ class _Nvml:
             self.ok = True
         except ImportError:
             self.reason = "nvidia-ml-py is not installed"
-        except Exception as exc:  # noqa: BLE001 - any NVML failure means no GPU column, said plainly
+        except Exception as exc:  # any NVML failure means no GPU column, said plainly
             self.reason = f"NVML did not start: {exc}"
 
     def sample(self, pids: set[int]) -> tuple[list[float | None], list[int | None], dict[int, int] | None]:
@@ -227,15 +227,15 @@ class _Nvml:
         for h in self.handles:
             try:
                 utils.append(float(nv.nvmlDeviceGetUtilizationRates(h).gpu))
-            except Exception:  # noqa: BLE001 - an unsupported counter is a blank, not a failure
+            except Exception:  # an unsupported counter is a blank, not a failure
                 utils.append(None)
             try:
                 used.append(int(nv.nvmlDeviceGetMemoryInfo(h).used))
-            except Exception:  # noqa: BLE001 - e.g. [N/A] on unified-memory parts
+            except Exception:  # e.g. [N/A] on unified-memory parts
                 used.append(None)
             try:
                 listed = nv.nvmlDeviceGetComputeRunningProcesses(h)
-            except Exception:  # noqa: BLE001 - no per-process column rather than a wrong one
+            except Exception:  # no per-process column rather than a wrong one
                 per_pid = None
                 continue
             if per_pid is None:
@@ -249,7 +249,7 @@ class _Nvml:
         if self.ok:
             try:
                 self.nvml.nvmlShutdown()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
 
 

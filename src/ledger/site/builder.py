@@ -266,7 +266,7 @@ def build_site(
         return _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started)
 
 
-def _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started) -> SiteResult:  # noqa: PLR0913
+def _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started) -> SiteResult:
 
     begun = started
     mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml)

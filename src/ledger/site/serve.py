@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the stdlib's name
+    def log_message(self, format: str, *args) -> None:  # the stdlib's name
         return None  # the library never prints; the CLI says where it serves
 
 
