@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import math
 import os
 import re
 import zlib
@@ -175,6 +176,28 @@ def read_json(path: Path, fmt: str, *, allow_nan: bool = False) -> Any:
         raise fail(
             path, where, f"holds the non-number {exc}", f"{fmt} does not write {exc}; give the file it wrote"
         ) from None
+    except RecursionError:
+        fix = f"{fmt} does not nest its JSON that deep; give the file it wrote"
+        raise fail(path, f"line {deep_line(text)}", NESTED, fix) from None
+
+
+#: The problem of JSON nested deeper than Python's reader follows (about a thousand levels).
+NESTED = "nests lists or objects deeper than can be read"
+_JSON_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|[\[\]{}]')
+
+
+def deep_line(text: str, depth: int = 500) -> int:
+    """The line where JSON text first nests `depth` lists or objects deep (1 when it never does)."""
+    level = 0
+    for token in _JSON_TOKEN.finditer(text):
+        kind = token.group()
+        if kind in "[{":
+            level += 1
+            if level >= depth:
+                return text.count("\n", 0, token.start()) + 1
+        elif kind in "]}":
+            level -= 1
+    return 1
 
 
 def need(obj: Any, key: str, typ: type | tuple[type, ...], path: Path, where: str, fmt: str) -> Any:
@@ -272,25 +295,38 @@ class When:
     measured_at: dict[str, Any] | None  # {"local": ..., "zone": "unknown" | abbreviation, "why": ...}
 
 
-def parse_time(value: Any, path: Path, where: str, *, naive: str, tool: str) -> When:
+def parse_time(
+    value: Any, path: Path, where: str, *, naive: str, tool: str, writes: str = "a date, or seconds since 1970"
+) -> When:
     """A tool's time: epoch seconds or milliseconds, or text with or without a zone.
 
     `naive` says what the tool's documentation or code makes a time without a zone:
     "utc" (pytest-benchmark's `utcnow()`), or "local" (pyperf, pytest's and TestNG's
     timestamps: the measuring machine's wall clock, zone not recorded). A local time is
-    kept as written with `zone: unknown` and never stored as UTC.
+    kept as written with `zone: unknown` and never stored as UTC. `writes` says what the
+    tool writes there, for the error when the value is none of these.
     """
     if value is None or value == "":
         return When(None, None)
+    fix = f"{tool} writes {writes} there; give the file {tool} wrote, unchanged"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _epoch_time(value)
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        try:
+            if math.isfinite(value):
+                return _epoch_time(value)
+        except (OverflowError, OSError, ValueError):  # past the year 9999, or beyond a float
+            raise fail(path, where, f"is {shown}, a time outside the years 1 to 9999", fix) from None
+        raise fail(path, where, f"is {shown}, not a time", fix)
     if not isinstance(value, str):
-        raise fail(path, where, f"is {value!r}, expected a date", f"give the file {tool} wrote, unchanged")
+        raise fail(path, where, f"is {value!r}, expected a date", fix)
     text = value.strip()
     dt, zone = _read_date_text(text)
     if dt is None:
-        raise fail(path, where, f"{value!r} is not a date", f"give the file {tool} wrote, unchanged")
-    return _instant_or_wall_clock(dt, zone, text, naive=naive, tool=tool)
+        raise fail(path, where, f"{value!r} is not a date", fix)
+    try:
+        return _instant_or_wall_clock(dt, zone, text, naive=naive, tool=tool)
+    except OverflowError:
+        raise fail(path, where, f"{value!r} is a time after the year 9999 in UTC", fix) from None
 
 
 def _epoch_time(value: float) -> When:
@@ -356,9 +392,11 @@ def _instant_or_wall_clock(dt: datetime, zone: str | None, text: str, *, naive: 
     )
 
 
-def parse_date(value: Any, path: Path, where: str) -> str | None:
+def parse_date(
+    value: Any, path: Path, where: str, *, tool: str = "the tool", writes: str = "a date, or seconds since 1970"
+) -> str | None:
     """A date with a known zone (epoch, or ISO text with an offset) as UTC ISO text; naive means UTC."""
-    return parse_time(value, path, where, naive="utc", tool="the tool").observed_at
+    return parse_time(value, path, where, naive="utc", tool=tool, writes=writes).observed_at
 
 
 def place_time(data: dict[str, Any], when: When) -> None:

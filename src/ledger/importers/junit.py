@@ -192,6 +192,7 @@ def _count_suite(tally: _Tally, path: Path, s: int, suite: ET.Element) -> None:
             f"testsuite[{s}] attribute timestamp",
             naive="local",
             tool="the test runner",
+            writes="an ISO 8601 date and time",
         )
         if when.observed_at:
             tally.stamps.append(when.observed_at)

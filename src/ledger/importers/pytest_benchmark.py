@@ -61,7 +61,9 @@ def _commit_of(doc: Any, options: ImportOptions) -> tuple[dict[str, Any] | None,
 def _saved_run(path: Path, doc: Any, machine: Any, handle: str, options: ImportOptions) -> tuple[Draft, Run]:
     """The machine of one saved run as an environment draft, and what its benchmarks share."""
     source, gaps = _commit_of(doc, options)
-    observed = parse_time(doc.get("datetime"), path, "key datetime", naive="utc", tool=FMT).observed_at
+    observed = parse_time(
+        doc.get("datetime"), path, "key datetime", naive="utc", tool=FMT, writes="the UTC date and time in ISO 8601"
+    ).observed_at
     if observed is None:
         gaps.append("datetime is missing: when the run happened is unknown")
     node = str(machine.get("node") or "unknown-host")
