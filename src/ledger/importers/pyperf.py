@@ -40,6 +40,10 @@ _PER_RUN = {"date", "duration", "load_avg_1min", "mem_max_rss", "mem_peak_pagefi
 _PER_RUN |= {"cpu_temp", "runnable_threads", "calibrate_loops", "recalibrate_loops", "calibrate_warmups"}
 
 
+#: What pyperf writes as a run's `date`: the measuring machine's local time, without a zone.
+_DATE = "the local date and time as text (2016-10-21 03:14:19)"
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -142,10 +146,11 @@ def _read_runs(path: Path, where: str, name: str, runs: list[Any]) -> _Runs:
         if not read.first_metadata:
             read.first_metadata = run_meta
         run_values = _run_values(path, f"{where}.runs[{j}]", name, run)
+        warmups = _run_warmups(path, f"{where}.runs[{j}]", name, run)
         read.values.extend(run_values)
         if run_values:
             read.per_run.append(len(run_values))
-            read.warmups.append(len(run.get("warmups") or []))
+            read.warmups.append(warmups)
         if _number(run_meta.get("load_avg_1min")):
             read.loads.append(run_meta["load_avg_1min"])
         if isinstance(run_meta.get("date"), str):
@@ -172,6 +177,31 @@ def _run_values(path: Path, where: str, name: str, run: dict[str, Any]) -> list[
                 "pyperf writes each value as a non-negative number; give the JSON pyperf wrote",
             )
     return run_values
+
+
+def _run_warmups(path: Path, where: str, name: str, run: dict[str, Any]) -> int:
+    """How many warmups a run made: pyperf writes them as a list of [loops, value] pairs
+    (loops a whole number of at least 1, value a non-negative number), or leaves the key out."""
+    warmups = run.get("warmups")
+    if warmups is None:
+        return 0
+    fix = "pyperf writes a run's warmups as a list of [loops, value] pairs; give the JSON pyperf wrote"
+    if not isinstance(warmups, list):
+        raise fail(path, f"key {where}.warmups", f"benchmark {name}: is {type(warmups).__name__}, expected a list", fix)
+    for k, pair in enumerate(warmups):
+        if not (
+            isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[0], int)
+            and not isinstance(pair[0], bool)
+            and pair[0] >= 1
+            and _number(pair[1])
+            and pair[1] >= 0
+        ):
+            raise fail(
+                path, f"key {where}.warmups[{k}]", f"benchmark {name}: is {pair!r:.60}, expected [loops, value]", fix
+            )
+    return len(warmups)
 
 
 def _benchmark_draft(path: Path, where: str, bench: Any, top: dict[str, Any], run: Run) -> tuple[Draft, _Runs]:
@@ -232,8 +262,10 @@ def _repeat(read: _Runs, all_runs: int, meta: dict[str, Any]) -> dict[str, Any]:
 
 def _place_dates(data: dict[str, Any], extra: dict[str, Any], dates: list[str], path: Path, where: str) -> None:
     """When the runs happened: the first run's instant, or the first and last wall clock as written."""
-    first = parse_time(min(dates), path, f"key {where}.runs[].metadata.date", naive="local", tool="pyperf")
-    last = parse_time(max(dates), path, f"key {where}.runs[].metadata.date", naive="local", tool="pyperf")
+    first = parse_time(
+        min(dates), path, f"key {where}.runs[].metadata.date", naive="local", tool="pyperf", writes=_DATE
+    )
+    last = parse_time(max(dates), path, f"key {where}.runs[].metadata.date", naive="local", tool="pyperf", writes=_DATE)
     if first.observed_at:
         data["observed_at"] = first.observed_at
     elif first.measured_at:
