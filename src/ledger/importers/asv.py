@@ -42,6 +42,8 @@ from .base import (
 
 FMT = "asv"
 _UNITS = {"seconds": "s", "bytes": "bytes"}
+#: What asv writes as `date` (the commit's) and `started_at` (when the benchmark ran).
+_JS_TIME = "a JavaScript timestamp (milliseconds since 1970)"
 _STAT_COLUMNS = ("stats_ci_99_a", "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat")
 
 
@@ -69,7 +71,7 @@ def _repo_of(results_file: Path) -> str | None:
                 # asv.conf.json allows // comments; drop whole-line ones.
                 text = "\n".join(line for line in read_text(conf).splitlines() if not line.strip().startswith("//"))
                 repo = json.loads(text).get("repo")
-            except (ValueError, AttributeError):
+            except (ValueError, AttributeError, RecursionError):
                 return None
             return repo if isinstance(repo, str) and repo else None
     return None
@@ -136,6 +138,15 @@ def _sort_files(paths: list[Path], options: ImportOptions) -> tuple[dict[str, An
             if not isinstance(doc, dict):
                 raise fail(path, "key (top level)", "is not an object", "give asv's benchmarks.json")
             meta = {k: v for k, v in doc.items() if isinstance(v, dict)}
+            for name, entry in meta.items():
+                if "unit" in entry and not isinstance(entry["unit"], (str, type(None))):
+                    raise fail(
+                        path,
+                        f"key {name}.unit",
+                        f"is {type(entry['unit']).__name__}, expected text",
+                        "asv writes a benchmark's unit as text (seconds, bytes, or a track_ benchmark's own unit); "
+                        "give the benchmarks.json asv wrote",
+                    )
         elif path.name == "machine.json":
             options.notes.append(
                 f"skipped {record_path(path)}: asv's machine description, not results "
@@ -178,6 +189,7 @@ class _Result:
     params: Any  # the values of each parameter
     samples: Any
     started_ms: Any
+    started_key: str  # where started_at is, for an error
     stats: Callable[[int], dict[str, Any] | None]  # asv's statistics of the k-th combination
 
 
@@ -188,6 +200,14 @@ def _results_file_drafts(path: Path, handle: str, meta: dict[str, Any], options:
     columns = f.doc.get("result_columns") if f.version == 2 else None
     if f.version == 2 and not isinstance(columns, list):
         raise fail(path, "key result_columns", "is missing", "asv format 2 names its columns; give the file asv wrote")
+    for i, column in enumerate(columns or []):
+        if not isinstance(column, str):
+            raise fail(
+                path,
+                f"key result_columns[{i}]",
+                f"is {type(column).__name__}, expected a column name",
+                "asv format 2 names its columns (result, params, samples, ...) as text; give the file asv wrote",
+            )
     for name, entry in f.results.items():
         drafts.extend(_benchmark_drafts(f, _read_result(f, columns, name, entry)))
     return drafts
@@ -209,7 +229,7 @@ def _read_results_file(path: Path, handle: str, meta: dict[str, Any], options: I
     if options.found_repo is None:
         options.found_repo = _repo_of(path)
     source, gaps = source_from_commit(doc.get("commit_hash"), what="commit_hash")
-    commit_date = parse_date(doc.get("date"), path, "key date")
+    commit_date = parse_date(doc.get("date"), path, "key date", tool=FMT, writes=_JS_TIME)
     started = doc.get("started_at") if isinstance(doc.get("started_at"), dict) else {}
     machine = str(params.get("machine") or "unknown-machine")
     allocation = {
@@ -251,17 +271,42 @@ def _read_result(f: _ResultsFile, columns: list[Any] | None, name: str, entry: A
             )
         row = dict(zip(columns or [], entry))
         stats = functools.partial(_stats_of_row, row)
+        at = {c: f"{where}[{i}]" for i, c in enumerate(columns or [])}
         result = _Result(
-            name, where, row.get("result"), row.get("params") or [], row.get("samples"), row.get("started_at"), stats
+            name,
+            where,
+            row.get("result"),
+            _params(f, at.get("params", where), name, row.get("params")),
+            row.get("samples"),
+            row.get("started_at"),
+            at.get("started_at", where),
+            stats,
         )
     elif isinstance(entry, dict):
         stats = functools.partial(_stats_of, entry)
-        result = _Result(name, where, entry.get("result"), entry.get("params") or [], entry.get("samples"), None, stats)
+        params = _params(f, f"{where}.params", name, entry.get("params"))
+        result = _Result(name, where, entry.get("result"), params, entry.get("samples"), None, "", stats)
     else:
-        result = _Result(name, where, entry, [], None, None, _no_stats)
+        result = _Result(name, where, entry, [], None, None, "", _no_stats)
     if result.started_ms is None:
         result.started_ms = f.started.get(name)
+        result.started_key = f"started_at.{name}"
     return result
+
+
+def _params(f: _ResultsFile, key: str, name: str, params: Any) -> list[list[Any]]:
+    """A benchmark's parameters: one list of values per parameter (asv runs every combination)."""
+    if params is None:
+        return []
+    if not isinstance(params, list) or not all(isinstance(values, list) for values in params):
+        raise fail(
+            f.path,
+            f"key {key}",
+            f"benchmark {name}: is {params!r:.60}, expected a list of lists",
+            "asv writes a benchmark's params as one list of values per parameter, [] when it has none; "
+            "give the results file asv wrote",
+        )
+    return params
 
 
 def _benchmark_drafts(f: _ResultsFile, result: _Result) -> list[Draft]:
@@ -287,7 +332,9 @@ def _benchmark_drafts(f: _ResultsFile, result: _Result) -> list[Draft]:
         samples if isinstance(samples, list) and (bparams or (samples and isinstance(samples[0], list))) else [samples]
     )
     started_ms = result.started_ms
-    observed = parse_date(started_ms, f.path, f"key {result.where} started_at") if started_ms else None
+    observed = (
+        parse_date(started_ms, f.path, f"key {result.started_key}", tool=FMT, writes=_JS_TIME) if started_ms else None
+    )
     drafts = []
     for k, (combo, v) in enumerate(zip(combos, values)):
         if isinstance(v, float) and math.isnan(v):
