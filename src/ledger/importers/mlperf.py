@@ -19,6 +19,7 @@ SingleStream and MultiStream), its latency percentiles, and VALID/INVALID.
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 from collections import defaultdict
@@ -26,7 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .base import Draft, ImportOptions, fail, parse_date, read_json, read_text, record_path, source_from_commit
+from .base import (
+    NESTED,
+    Draft,
+    ImportOptions,
+    fail,
+    parse_date,
+    read_json,
+    read_text,
+    record_path,
+    source_from_commit,
+)
 
 FMT = "MLPerf"
 # A tag at the start of a line, after an optional SLURM `srun -l` rank prefix ("0: ").
@@ -34,6 +45,7 @@ FMT = "MLPerf"
 _TAG_RE = re.compile(r"^(?:\d+:\s?)?:::(MLLOG|SYSJSON|GITCOMMITID)(?:[ \t](.*))?$")
 # MLPerf v0.6 (mlperf_compliance 0.6): `:::MLL 1558570838.588 run_start: {"value": null, "metadata": {...}}`.
 _MLL_RE = re.compile(r"^(?:\d+:\s?)?:::MLL\s+(?P<time>\S+)\s+(?P<key>[A-Za-z0-9_.]+):\s?(?P<payload>.*)$")
+_AS_WRITTEN = "give the result log as the benchmark wrote it"
 _PLACEHOLDER_RE = re.compile(r"PLACEHOLDER|UNKNOWN_MLPERF", re.IGNORECASE)
 _SUBMISSION_KEYS = (
     "submission_benchmark",
@@ -106,6 +118,8 @@ def _json_payload(path: Path, lineno: int, tag: str, rest: str) -> dict[str, Any
             f":::{tag} payload does not parse as JSON: {exc.msg}",
             "give the result log as the benchmark wrote it",
         ) from None
+    except RecursionError:
+        raise fail(path, f"line {lineno}", f":::{tag} payload {NESTED}", _AS_WRITTEN) from None
     if not isinstance(payload, dict):
         raise fail(
             path,
@@ -128,12 +142,20 @@ def _read_mllog_event(log: Log, path: Path, lineno: int, payload: dict[str, Any]
                 "is missing from the :::MLLOG event",
                 "every MLLOG event has key, value and time_ms",
             )
-    if not isinstance(payload["time_ms"], (int, float)) or isinstance(payload["time_ms"], bool):
+    time_ms = payload["time_ms"]
+    if not isinstance(time_ms, (int, float)) or isinstance(time_ms, bool) or not math.isfinite(time_ms):
         raise fail(
             path,
             f"line {lineno}, key time_ms",
-            f"is {payload['time_ms']!r}, expected milliseconds",
-            "give the result log as the benchmark wrote it",
+            f"is {time_ms!r}, expected milliseconds",
+            "an MLLOG event's time_ms is the milliseconds since 1970 when it was logged; " + _AS_WRITTEN,
+        )
+    if not isinstance(payload["key"], str):
+        raise fail(
+            path,
+            f"line {lineno}, key key",
+            f"is {type(payload['key']).__name__}, expected the event's name",
+            "an MLLOG event's key names the event as text (run_start, run_stop, ...); " + _AS_WRITTEN,
         )
     if payload["key"] == "tracked_stats":
         log.tracked.append((lineno, payload))
@@ -163,7 +185,11 @@ def _read_mll(log: Log, path: Path, lineno: int, match: re.Match) -> None:
     """One v0.6 `:::MLL <seconds> key: {...}` line, as the MLLOG event it became in v0.7."""
     try:
         seconds = float(match.group("time"))
+        if not math.isfinite(seconds):
+            raise ValueError(f"the time {match.group('time')!r} is not a number of seconds")
         payload = json.loads(match.group("payload"))
+    except RecursionError:
+        raise fail(path, f"line {lineno}", f":::MLL payload {NESTED}", _AS_WRITTEN) from None
     except ValueError as exc:
         raise fail(
             path,
@@ -182,6 +208,24 @@ def _read_mll(log: Log, path: Path, lineno: int, match: re.Match) -> None:
 def _value(log: Log, key: str) -> Any:
     event = log.events.get(key)
     return event[1].get("value") if event else None
+
+
+def _submission(log: Log, path: Path) -> dict[str, Any]:
+    """The submission_* events' values (benchmark, org, division, status, platform), each text."""
+    submission = {}
+    for key in _SUBMISSION_KEYS:
+        value = _value(log, key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise fail(
+                path,
+                f"line {log.events[key][0]}, key value",
+                f"{key} is {type(value).__name__}, expected text",
+                f"MLPerf logs {key} as text (the benchmark, org, division, status or platform); " + _AS_WRITTEN,
+            )
+        submission[key.removeprefix("submission_")] = value
+    return submission
 
 
 def _int(text: Any) -> int | None:
@@ -264,14 +308,14 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         log = read_log(path)
         start_line, start = log.events["run_start"]
         source, gaps = _provenance(log)
-        submission = {
-            k.removeprefix("submission_"): _value(log, k) for k in _SUBMISSION_KEYS if _value(log, k) is not None
-        }
+        submission = _submission(log, path)
         for key, value in submission.items():
             if isinstance(value, str) and _PLACEHOLDER_RE.search(value):
                 gaps.append(f"submission_{key} is the placeholder {value!r}")
         system, sys_file, sys_line = _system_of(log, path, given_system, options, gaps)
-        observed_at = parse_date(start.get("time_ms"), path, f"line {start_line}, key time_ms")
+        observed_at = parse_date(
+            start.get("time_ms"), path, f"line {start_line}, key time_ms", tool=FMT, writes="milliseconds since 1970"
+        )
         system_name = (system or {}).get("system_name") or submission.get("platform") or path.parent.parent.name
         allocation = _allocation(system, system_name, start)
 
@@ -366,6 +410,13 @@ def _system_of(
         return None, sys_file, sys_line
     for key in ("submitter", "system_name"):
         value = system.get(key)
+        if not isinstance(value, (str, type(None))):
+            raise fail(
+                sys_file,
+                (f"line {sys_line}, " if sys_line else "") + f"key {key}",
+                f"is {type(value).__name__}, expected text",
+                f"an MLPerf system description names its {key} as text; give the description as submitted",
+            )
         if isinstance(value, str) and _PLACEHOLDER_RE.search(value):
             gaps.append(f"system description {key} is the placeholder {value!r}")
     return system, sys_file, sys_line
@@ -393,7 +444,17 @@ def _run_measurement(
     the failure), its time to train in minutes, and its benchmark."""
     _, start = log.events["run_start"]
     stop = log.events.get("run_stop")
-    status = (stop[1].get("metadata") or {}).get("status") if stop else None
+    status = None
+    if stop is not None:
+        metadata = stop[1].get("metadata")
+        if not isinstance(metadata, (dict, type(None))):
+            raise fail(
+                path,
+                f"line {stop[0]}, key metadata",
+                f"run_stop's metadata is {type(metadata).__name__}, expected an object",
+                "MLPerf logs run_stop with metadata holding its status (success or aborted); " + _AS_WRITTEN,
+            )
+        status = (metadata or {}).get("status")
     throughputs = [
         float(p["value"]["throughput"])
         for _, p in log.tracked
@@ -615,7 +676,7 @@ def inference_draft(path: Path) -> Draft:
                 try:
                     event = json.loads(raw.split(":::MLLOG", 1)[1])
                     when = parse_date(event.get("value"), detail, "key test_datetime")
-                except (ValueError, IndexError, InputError):
+                except (ValueError, IndexError, RecursionError, InputError):
                     when = None
                 if when:
                     data["observed_at"] = when
