@@ -36,7 +36,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                         f"command {command!r}: is {t!r}, expected seconds",
                         "give the JSON hyperfine --export-json wrote",
                     )
-            codes = result.get("exit_codes") or []
+            codes = _exit_codes(path, where, command, result.get("exit_codes"))
             failed = [c for c in codes if c not in (0, None)]
             extra: dict[str, Any] = {
                 "format": FMT,
@@ -87,3 +87,21 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                 )
             )
     return drafts
+
+
+def _exit_codes(path: Path, where: str, command: str, codes: Any) -> list[int | None]:
+    """Each run's exit code: hyperfine writes a list with one integer per run (null when a
+    signal ended the run), or no key."""
+    if codes is None:
+        return []
+    fix = "hyperfine writes exit_codes as a list of integers, one per run; give the JSON hyperfine --export-json wrote"
+    if not isinstance(codes, list):
+        raise fail(
+            path, f"key {where}.exit_codes", f"command {command!r}: is {type(codes).__name__}, expected a list", fix
+        )
+    for k, code in enumerate(codes):
+        if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+            raise fail(
+                path, f"key {where}.exit_codes[{k}]", f"command {command!r}: is {code!r:.40}, expected an integer", fix
+            )
+    return codes
