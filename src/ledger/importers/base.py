@@ -152,6 +152,30 @@ def read_text(path: Path) -> str:
         ) from None
 
 
+class OutOfRange(ValueError):
+    """A JSON number beyond what a float holds: no tool writes one, and arithmetic on it overflows."""
+
+    def __init__(self, token: str):
+        shown = token if len(token) <= 24 else f"{token[:12]}...{token[-6:]} ({len(token)} characters)"
+        super().__init__(f"the number {shown}, beyond the range of a float (about 1.8e308)")
+        self.token = token
+
+
+def json_int(token: str) -> int:
+    """A JSON integer; over 308 digits it is beyond a float's range (and Python's 4,300-digit limit)."""
+    if len(token.lstrip("-")) > 308:
+        raise OutOfRange(token)
+    return int(token)
+
+
+def json_float(token: str) -> float:
+    """A JSON number with a fraction or exponent; one that rounds to infinity (1e400) is refused."""
+    value = float(token)
+    if math.isinf(value):
+        raise OutOfRange(token)
+    return value
+
+
 def read_json(path: Path, fmt: str, *, allow_nan: bool = False) -> Any:
     """Parse a JSON result file; a syntax error names its line and column."""
     text = read_text(path)
@@ -161,8 +185,8 @@ def read_json(path: Path, fmt: str, *, allow_nan: bool = False) -> Any:
 
     try:
         if allow_nan:
-            return json.loads(text)
-        return json.loads(text, parse_constant=_constant)
+            return json.loads(text, parse_int=json_int, parse_float=json_float)
+        return json.loads(text, parse_constant=_constant, parse_int=json_int, parse_float=json_float)
     except json.JSONDecodeError as exc:
         raise fail(
             path,
@@ -170,6 +194,10 @@ def read_json(path: Path, fmt: str, *, allow_nan: bool = False) -> Any:
             f"does not parse as JSON: {exc.msg}",
             f"give the JSON file {fmt} wrote, unchanged",
         ) from None
+    except OutOfRange as exc:
+        at = text.find(exc.token)
+        where = f"line {text.count(chr(10), 0, at) + 1}" if at >= 0 else ""
+        raise fail(path, where, f"holds {exc}", f"{fmt} does not write such a number; give the file it wrote") from None
     except ValueError as exc:
         at = text.find(str(exc))
         where = f"line {text.count(chr(10), 0, at) + 1}" if at >= 0 else ""
@@ -499,6 +527,20 @@ def import_files(
         raise InputError(
             "nothing to import",
             [Problem(str(paths[0]), "", "holds no result", f"give a {fmt} file with at least one result")],
+        )
+    if all(d.kind == "environment" for d in drafts):
+        # An empty benchmark list: the machine alone is no result (and a record nothing points at).
+        raise InputError(
+            "nothing to import",
+            [
+                Problem(
+                    d.file,
+                    "",
+                    "holds no result, only the machine it ran on",
+                    f"give the {fmt} file of a run that measured",
+                )
+                for d in drafts
+            ],
         )
     if options.contract:
         options.contract = ledger.resolve_id(options.contract)
