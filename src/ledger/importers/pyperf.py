@@ -56,6 +56,10 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         _check_version(path, need(doc, "version", str, path, "", FMT))
         top = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
         benchmarks = need(doc, "benchmarks", list, path, "", FMT)
+        if not benchmarks:
+            raise fail(
+                path, "key benchmarks", "is empty", "pyperf writes one or more benchmarks; give the JSON pyperf wrote"
+            )
         run = _suite_run(path, top, f"env{n}")
         first_run_meta: dict[str, Any] = {}
         measurements: list[Draft] = []
