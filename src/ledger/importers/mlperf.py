@@ -31,7 +31,10 @@ from .base import (
     NESTED,
     Draft,
     ImportOptions,
+    OutOfRange,
     fail,
+    json_float,
+    json_int,
     parse_date,
     read_json,
     read_text,
@@ -45,6 +48,9 @@ FMT = "MLPerf"
 _TAG_RE = re.compile(r"^(?:\d+:\s?)?:::(MLLOG|SYSJSON|GITCOMMITID)(?:[ \t](.*))?$")
 # MLPerf v0.6 (mlperf_compliance 0.6): `:::MLL 1558570838.588 run_start: {"value": null, "metadata": {...}}`.
 _MLL_RE = re.compile(r"^(?:\d+:\s?)?:::MLL\s+(?P<time>\S+)\s+(?P<key>[A-Za-z0-9_.]+):\s?(?P<payload>.*)$")
+#: Most accelerators one node of a system description may hold: each becomes an entry of the
+#: environment's gpus (a whole TPU v5p pod is 8,960 chips).
+_MOST_PER_NODE = 65536
 _AS_WRITTEN = "give the result log as the benchmark wrote it"
 _PLACEHOLDER_RE = re.compile(r"PLACEHOLDER|UNKNOWN_MLPERF", re.IGNORECASE)
 _SUBMISSION_KEYS = (
@@ -110,7 +116,9 @@ def _read_tagged(log: Log, path: Path, lineno: int, tag: str, rest: str) -> None
 def _json_payload(path: Path, lineno: int, tag: str, rest: str) -> dict[str, Any]:
     """A tagged line's JSON object, refused when it is not one."""
     try:
-        payload = json.loads(rest)
+        payload = json.loads(rest, parse_int=json_int, parse_float=json_float)
+    except OutOfRange as exc:
+        raise fail(path, f"line {lineno}", f":::{tag} payload holds {exc}", _AS_WRITTEN) from None
     except json.JSONDecodeError as exc:
         raise fail(
             path,
@@ -187,7 +195,7 @@ def _read_mll(log: Log, path: Path, lineno: int, match: re.Match) -> None:
         seconds = float(match.group("time"))
         if not math.isfinite(seconds):
             raise ValueError(f"the time {match.group('time')!r} is not a number of seconds")
-        payload = json.loads(match.group("payload"))
+        payload = json.loads(match.group("payload"), parse_int=json_int, parse_float=json_float)
     except RecursionError:
         raise fail(path, f"line {lineno}", f":::MLL payload {NESTED}", _AS_WRITTEN) from None
     except ValueError as exc:
@@ -419,6 +427,15 @@ def _system_of(
             )
         if isinstance(value, str) and _PLACEHOLDER_RE.search(value):
             gaps.append(f"system description {key} is the placeholder {value!r}")
+    per_node = _int(system.get("accelerators_per_node"))
+    if per_node is not None and per_node > _MOST_PER_NODE:
+        raise fail(
+            sys_file,
+            (f"line {sys_line}, " if sys_line else "") + "key accelerators_per_node",
+            f"is {per_node:,}; one node holds at most {_MOST_PER_NODE:,} accelerators here",
+            "accelerators_per_node counts one node's accelerators (number_of_nodes says how many nodes); "
+            "give the description as submitted",
+        )
     return system, sys_file, sys_line
 
 
