@@ -66,7 +66,7 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
                     "give the console output of ctest, unchanged",
                 )
         elif (m := _SUMMARY_RE.match(line)) is not None:
-            summary = (lineno, int(m.group("failed")), int(m.group("total")))
+            summary = _summary(path, lineno, m)
         elif (m := _TOTAL_TIME_RE.match(line)) is not None:
             duration = float(m.group("t"))
     executed = passed + failed + errors
@@ -111,3 +111,15 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
         else f"{executed} executed, {passed} passed, {failed} failed, {skipped} skipped"
     )
     return Draft("gate", {k: v for k, v in data.items() if v is not None}, str(path), 1)
+
+
+def _summary(path: Path, lineno: int, m: re.Match) -> tuple[int, int, int]:
+    """ctest's `N% tests passed, F tests failed out of T` line: (its line, F, T)."""
+    if max(len(m.group("failed")), len(m.group("total"))) > 18:
+        raise fail(
+            path,
+            f"line {lineno}",
+            "holds a test count of more than 18 digits",
+            "give the console output of ctest, unchanged",
+        )
+    return lineno, int(m.group("failed")), int(m.group("total"))
