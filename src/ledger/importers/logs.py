@@ -29,6 +29,7 @@ from typing import Any
 
 from ..errors import InputError, Problem
 from ..store.inputs import Item
+from .base import NESTED, OutOfRange, json_float, json_int
 
 _TAG_RE = re.compile(r"(?<![A-Za-z0-9_])(?P<tag>LEDGER|BF16_[A-Z][A-Z0-9_]*)[ \t]+(?P<body>\{.*)$")
 #: Printed numbers are rounded; a median within this relative distance of the samples' agrees.
@@ -58,7 +59,7 @@ def _show(text: str) -> str:
 def structured_lines(text: str, name: str) -> list[LogLine]:
     """Every structured line of `text`, parsed; noise skipped. A tagged line that does not parse raises."""
     out: list[LogLine] = []
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=json_int, parse_float=json_float)
     lines = text.splitlines()
     last_nonblank = max((i for i, s in enumerate(lines) if s.strip()), default=-1)
     for index, raw in enumerate(lines):
@@ -69,9 +70,12 @@ def structured_lines(text: str, name: str) -> list[LogLine]:
         lineno = index + 1
         try:
             data, _end = decoder.raw_decode(body)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             truncated = index == last_nonblank or isinstance(exc, json.JSONDecodeError) and exc.pos >= len(body)
             reason = "is cut off (truncated JSON)" if truncated else f"does not parse ({exc})"
+            if isinstance(exc, (RecursionError, OutOfRange)):
+                what = NESTED if isinstance(exc, RecursionError) else f"holds {exc}"
+                truncated, reason = False, f"does not parse (it {what})"
             raise InputError(
                 f"{name}: a {tag} line {reason}",
                 [
