@@ -94,6 +94,15 @@ CASES: dict[str, tuple[str, str, Callable[[str], str], list[str], str]] = {
     "mlperf-time-huge": ("mlperf", ASUS, line(21, '"time_ms": 1715848320425', '"time_ms": 9e15'), [], "line 21, key time_ms"),
     "mlperf-stop-metadata": ("mlperf", ASUS, line(52, '"metadata": {', '"metadata": 7, "x": {'), [], "line 52, key metadata"),
     "mlperf-deep": ("mlperf", ASUS, line(4, '"value": "ASUSTeK"', f'"value": {DEEP}'), [], "line 4"),
+    "mlperf-accelerators-huge": ("mlperf", ASUS_SYSTEM, put("accelerators_per_node", value="100000000000"), [ASUS], "key accelerators_per_node"),
+    "mlperf-time-400-digits": ("mlperf", ASUS, line(21, '"time_ms": 1715848320425', '"time_ms": 1' + "0" * 400), [], "line 21"),
+    # numbers beyond a float's range, and results lists that are empty
+    "pyperf-value-400-digits": ("pyperf", "pyperf/telco.json", text('"values": [', '"values": [1' + "0" * 400 + ", "), [], "line 46"),
+    "asv-date-1e400": ("asv", EMPYMOD, text('"date": 1627975986000', '"date": 1e400'), [], "line 1"),
+    "pyperf-benchmarks-empty": ("pyperf", "pyperf/telco.json", put("benchmarks", value=[]), [], "key benchmarks"),
+    "asv-results-empty": ("asv", EMPYMOD, put("results", value={}), [], " holds no result"),
+    "pytest-benchmark-empty": ("pytest-benchmark", PYTEST_BENCHMARK, put("benchmarks", value=[]), [], " holds no result"),
+    "ctest-count-21-digits": ("ctest", "ctest_mixed.txt", line(13, "out of 4", "out of 1" + "0" * 20), [], "line 13"),
     "mlperf-system-name": ("mlperf", ASUS_SYSTEM, put("system_name", value=["ESC_N8A-E12"]), [ASUS], "key system_name"),
 }
 # fmt: on
@@ -117,3 +126,25 @@ def test_damaged_file_is_refused_naming_file_and_key(repo: Path, tmp_path: Path,
     assert "internal error" not in result.stderr, result.stderr
     assert f"{bad}:{key}" in result.stderr, result.stderr
     assert record_count(repo) == before, "a refused import wrote records"
+
+
+LOG = 'step 1 done\nLEDGER {"metric": "step_time", "unit": "s", "samples": [0.5, 0.6]}\n'
+
+
+@pytest.mark.parametrize(
+    ("damaged", "said"),
+    [
+        (LOG.replace("0.6]", "1" + "0" * 400 + "]"), "beyond the range of a float"),
+        (LOG.replace("[0.5, 0.6]", DEEP), "nests lists or objects deeper than can be read"),
+    ],
+)
+def test_damaged_log_line_is_refused(repo: Path, tmp_path: Path, damaged: str, said: str) -> None:
+    """`ledger add measurement --from-log` (importers/logs.py) on a LEDGER line no harness prints."""
+    log = tmp_path / "run.log"
+    log.write_text(damaged)
+    before = record_count(repo)
+    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "internal error" not in result.stderr, result.stderr
+    assert f"{log}:line 2: LEDGER line does not parse (it " in result.stderr and said in result.stderr, result.stderr
+    assert record_count(repo) == before
