@@ -414,7 +414,7 @@ def pending_section(ctx: StatusContext) -> Section | None:
         Column("family", "Decision family", 1),
         Column("needs", "Pending until", 1),
         Column("why_not_yet", "Not yet, because", 3),
-        Column("verdict", "Verdict", 4),
+        Column("verdict", "Verdict", 4, "verdict"),
         Column("id", "Record", 2, "id"),
     ]
     return Section("pending", "Pending decisions", columns, rows)
