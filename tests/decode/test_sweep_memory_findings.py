@@ -37,6 +37,11 @@ def add(repo: Path, kind: str, data, *args: str) -> list[str]:
 
 @pytest.fixture
 def swept(repo: Path) -> Path:
+    return record_sweep(repo)
+
+
+def record_sweep(repo: Path, fixed: dict | None = None) -> Path:
+    """The threads sweep under its contract; `fixed` adds parameters every point shares."""
     (cid,) = add(repo, "contract", CONTRACT)
     add(
         repo,
@@ -50,7 +55,7 @@ def swept(repo: Path) -> Path:
                 "min": lo,
                 "median": med,
                 "max": hi,
-                "parameters": {"threads": t},
+                "parameters": {"threads": t, **(fixed or {})},
                 "flop": 7.25e12 / 1000,
                 "peak_flops": {"name": "20-core fp32 FMA (illustrative)", "gflops": 1280, "device": "cpu"},
                 "rates": [{"value": round(1 / med, 3), "unit": "decodes/s"}],
@@ -65,6 +70,15 @@ def swept(repo: Path) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "sweep")
     return repo
+
+
+def test_a_plateau_row_with_more_parameters_never_names_itself(repo: Path):
+    """The row of threads=16 (tile=64) is not distinguishable from threads=20, not from itself."""
+    record_sweep(repo, {"tile": 64})
+    data = json.loads(run_ledger(repo, "status", "--format", "json").stdout)
+    stopping = next(s for s in data["sections"] if s["key"] == "stopping_point")
+    assert stopping["rows"][0]["parameters"] == "threads=16, tile=64"
+    assert stopping["rows"][0]["reasons"] == ["not distinguishable from threads=20: see the threads sweep"]
 
 
 def test_status_shows_the_sweep_and_its_honest_stopping_point(swept: Path):

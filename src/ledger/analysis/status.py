@@ -195,11 +195,12 @@ def stopping_section(ctx: StatusContext) -> Section:
         stop = sweep.stopping_point()
         if stop.get("distinguishable") or len(stop.get("plateau") or []) < 2:
             continue
-        on_plateau = {p.measurement.id for p in sweep.plateau()}
+        on_plateau = {p.measurement.id: p.value for p in sweep.plateau()}
         name = sweep.parameter.name
         for row in rows:
             if row["measurement"] in on_plateau:
-                others = ", ".join(f"{name}={v}" for v in stop["plateau"] if f"{name}={v}" != row["parameters"])
+                own = on_plateau[row["measurement"]]
+                others = ", ".join(f"{name}={v}" for v in stop["plateau"] if v != own)
                 row["reasons"] = [*row["reasons"], f"not distinguishable from {others}: see the {name} sweep"]
     # Training words only where they apply: no MFU, batch or samples/s columns on an inference
     # or CPU campaign whose records carry none.
