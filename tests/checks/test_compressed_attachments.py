@@ -37,3 +37,13 @@ def test_gzipped_binary_and_secrets_are_refused(repo: Path) -> None:
 def test_corrupt_gzip_is_refused(repo: Path) -> None:
     out = attach(repo, "bad.gz", b"\x1f\x8b" + b"not really gzip")
     assert out["code"] == 1 and "binary-content" in out["rules"]
+
+
+def test_every_gzip_member_is_scanned(repo: Path) -> None:
+    """gzip allows members back to back (`cat a.gz b.gz`): a secret in the second member is
+    found, and trailing bytes that are not gzip are refused rather than skipped."""
+    token = b"hf_" + b"a1B2c3D4" * 5
+    two = gzip.compress(b'{"t": 0}\n', mtime=0) + gzip.compress(b'{"env": "' + token + b'"}\n', mtime=0)
+    assert "secrets" in attach(repo, "two.jsonl.gz", two)["rules"]
+    tail = gzip.compress(b'{"t": 0}\n', mtime=0) + b"PK\x03\x04 a zip after the gzip"
+    assert "binary-content" in attach(repo, "tail.jsonl.gz", tail)["rules"]

@@ -542,3 +542,17 @@ def test_site_lists_a_zone_unknown_time_as_local_never_utc(repo: Path) -> None:
     local = run["extra"]["measured_at"]["local"][:16].replace("T", " ")
     assert f"{local} local, zone unknown (imported" in listing
     assert f"{local} UTC" not in listing
+
+
+def test_a_gzip_of_several_members_imports_whole(repo: Path, tmp_path: Path) -> None:
+    """pyperf's py3.json.gz recompressed as two gzip members (`cat a.gz b.gz`) imports the
+    same benchmarks as the original: a reader that stopped at the first member saw half a file."""
+    text = gzip.decompress((DATA / "pyperf/py3.json.gz").read_bytes())
+    half = len(text) // 2
+    split = tmp_path / "py3-two-members.json.gz"
+    split.write_bytes(gzip.compress(text[:half], mtime=0) + gzip.compress(text[half:], mtime=0))
+    _, records = ledger_import(repo, "pyperf", split)
+    pyperf = pytest.importorskip("pyperf")
+    theirs = pyperf.BenchmarkSuite.load(str(DATA / "pyperf/py3.json.gz")).get_benchmarks()
+    ours = [r for r in records if r["kind"] == "measurement"]
+    assert [r["samples"] for r in ours] == [list(b.get_values()) for b in theirs] != []

@@ -92,20 +92,50 @@ def find_conflicts(raw: bytes) -> list[int]:
 MAX_INFLATED = 16 * 1024 * 1024
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class GzipProblem(ValueError):
+    """gzip data that does not inflate; `too_big` when it inflates past the limit (a bomb)."""
+
+    def __init__(self, detail: str, *, too_big: bool = False):
+        super().__init__(detail)
+        self.too_big = too_big
+
+
+def inflate(raw: bytes, limit: int) -> bytes:
+    """What gzip data inflates to, every member of it: gzip allows members back to back
+    (`cat a.gz b.gz`, pigz, log rotation), and a reader that stops after the first would judge
+    (and scan for secrets) only part of the file. zlib by hand rather than `gzip.decompress`,
+    which has no output limit. Raises GzipProblem."""
+    out = bytearray()
+    data = raw
+    while True:
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            out += inflater.decompress(data, limit + 1 - len(out))
+        except zlib.error as exc:
+            raise GzipProblem(str(exc)) from None
+        if inflater.unconsumed_tail or len(out) > limit:
+            raise GzipProblem(f"inflates to more than {limit:,} bytes", too_big=True)
+        if not inflater.eof:
+            raise GzipProblem("the compressed data is cut short")
+        data = inflater.unused_data
+        if not data.strip(b"\0"):  # the end, or the zero padding some writers leave
+            return bytes(out)
+        if data[:2] != GZIP_MAGIC:
+            raise GzipProblem("data that is not gzip follows the last member")
+
+
 def readable(raw: bytes) -> tuple[bytes, str | None]:
     """The text a file holds: gzip'd text is compact text, so it is judged (and scanned for
     secrets) by what it inflates to. Returns (bytes, problem with the compression or None)."""
-    if raw[:2] != b"\x1f\x8b":
+    if raw[:2] != GZIP_MAGIC:
         return raw, None
-
-    inflater = zlib.decompressobj(wbits=31)
     try:
-        text = inflater.decompress(raw, MAX_INFLATED)
-    except zlib.error as exc:
-        return raw, f"is not valid gzip ({exc})"
-    if inflater.unconsumed_tail:
-        return raw, f"inflates to more than {MAX_INFLATED:,} bytes"
-    return text, None
+        return inflate(raw, MAX_INFLATED), None
+    except GzipProblem as exc:
+        return raw, str(exc) if exc.too_big else f"is not valid gzip ({exc})"
 
 
 def binary_reason(raw: bytes, max_base64: int) -> tuple[str, int] | None:

@@ -8,7 +8,6 @@ import json
 import math
 import os
 import re
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,6 +15,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
+from ..checks.artifacts import GZIP_MAGIC, GzipProblem, inflate
 from ..errors import InputError, Problem
 from ..git import Git
 from ..schema.envelope import Envelope
@@ -84,9 +84,6 @@ def fail(file: str | Path, where: str, message: str, fix: str) -> InputError:
     )
 
 
-GZIP_MAGIC = b"\x1f\x8b"
-
-
 #: Most bytes an import reads from one file, decompressed (rule `parse-limits`, max_input_bytes);
 #: set from the ledger's config by import_files.
 INPUT_LIMIT = [MAX_INPUT_BYTES]
@@ -116,14 +113,10 @@ def read_bytes(path: Path) -> bytes:
     if raw[:2] != GZIP_MAGIC:
         return raw
     try:
-        inflater = zlib.decompressobj(wbits=31)  # gzip framing
-        out = inflater.decompress(raw, limit + 1)
-        if len(out) > limit or inflater.unconsumed_tail:
-            raise fail(path, "", f"decompresses to more than {limit:,} bytes", too_big)
-        if not inflater.eof:
-            raise zlib.error("the compressed data is cut short")
-        return out
-    except (OSError, EOFError, zlib.error) as exc:
+        return inflate(raw, limit)
+    except GzipProblem as exc:
+        if exc.too_big:
+            raise fail(path, "", f"decompresses to more than {limit:,} bytes", too_big) from None
         raise fail(
             path,
             "",
