@@ -16,7 +16,8 @@ from ..store.add import Stamping, add
 from ..store.inputs import read_items
 from ..store.limits import Limits
 from ..store.stamps import AllocationOverrides
-from .output import FORMAT_OPTION, open_ledger, print_json, print_warnings
+from .output import FORMAT_OPTION, print_json, print_warnings
+from .writing import open_for_writing
 
 
 def stamping_options(func):
@@ -90,7 +91,7 @@ def command(
 
     Bad input exits 2 and writes nothing; every problem is printed with its place.
     """
-    ledger = open_ledger(ctx, admit=True)
+    ledger = open_for_writing(ctx)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if from_log is not None:
         if kind != "measurement" or file != "-":

@@ -17,7 +17,8 @@ import click
 from ..collectors.environment import collect_environment, sample_under_load
 from ..store import Item, add
 from .add import build_stamping, stamping_options
-from .output import FORMAT_OPTION, open_ledger, print_json
+from .output import FORMAT_OPTION, print_json
+from .writing import open_for_writing
 
 
 def _emit(
@@ -35,7 +36,7 @@ def _emit(
             click.echo(f"wrote {len(bodies)} {kind} record(s) to {path}; add them with `ledger add {kind} {path}`")
         return
 
-    ledger = open_ledger(ctx, admit=True)
+    ledger = open_for_writing(ctx)
     records = add(
         ledger,
         kind,

@@ -12,7 +12,8 @@ from ..collectors.gate_runner import run_gate
 from ..errors import InputError, Problem
 from ..importers.base import ImportOptions, import_files
 from ..store.add import add_one
-from .output import FORMAT_OPTION, open_ledger, print_json
+from .output import FORMAT_OPTION, print_json
+from .writing import open_for_writing
 
 
 @click.group("gate")
@@ -65,7 +66,7 @@ def run(
                 )
             ],
         )
-    ledger = open_ledger(ctx, admit=True)
+    ledger = open_for_writing(ctx)
     report = Path(junit) if junit else None
     if report is not None and report.exists():
         report.unlink()  # a stale report from an earlier run must not count for this one

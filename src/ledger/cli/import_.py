@@ -8,7 +8,8 @@ from rich.text import Text
 
 from ..importers.base import ImportOptions, import_files
 from .console import console
-from .output import FORMAT_OPTION, open_ledger, print_json, print_warnings
+from .output import FORMAT_OPTION, print_json, print_warnings
+from .writing import open_for_writing
 
 _FORMATS = ["mlperf", "pytest-benchmark", "pyperf", "hyperfine", "asv", "junit", "ctest"]
 
@@ -100,7 +101,7 @@ def command(
     the line or key where it went wrong; nothing is written.
     """
 
-    ledger = open_ledger(ctx, admit=True)
+    ledger = open_for_writing(ctx)
     options = ImportOptions(
         contract=contract,
         source_sha=source_sha,

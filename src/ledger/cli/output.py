@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from ..checks.admission import admit as install_admission
 from ..errors import LedgerError
 from ..store import Ledger
 
@@ -27,13 +26,10 @@ def print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
 
 
-def open_ledger(ctx: click.Context, *, admit: bool = False):
-    """The ledger the command works on. `admit`: every write runs the rules `ledger check`
-    would refuse first (ledger.checks.admission), for commands that write records."""
-    ledger = Ledger.open((ctx.obj or {}).get("ledger_dir"))
-    if admit:
-        install_admission(ledger)
-    return ledger
+def open_ledger(ctx: click.Context):
+    """The ledger the command works on (a command that writes records opens it with
+    `cli.writing.open_for_writing`)."""
+    return Ledger.open((ctx.obj or {}).get("ledger_dir"))
 
 
 def print_warnings(ledger) -> None:

@@ -8,7 +8,8 @@ from rich.table import Table
 from ..collectors.sampler import Sampler, mark, missing_pids, save, watch
 from .add import build_stamping, stamping_options
 from .console import console
-from .output import FORMAT_OPTION, open_ledger, print_json
+from .output import FORMAT_OPTION, print_json
+from .writing import open_for_writing
 
 
 @click.group("sampler")
@@ -80,7 +81,7 @@ def run(
 
         ledger sampler run --name python3 --interval 1 -- ./render.sh
     """
-    ledger = None if dry_run else open_ledger(ctx, admit=True)
+    ledger = None if dry_run else open_for_writing(ctx)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if not cmd and not pids and not names:
         raise click.UsageError("give a command after --, or --pid / --name to watch")

@@ -11,7 +11,8 @@ from rich.table import Table
 from ..collectors.sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
 from .add import build_stamping, stamping_options
 from .console import console
-from .output import FORMAT_OPTION, open_ledger, print_json
+from .output import FORMAT_OPTION, print_json
+from .writing import open_for_writing
 
 
 @click.command("sandwich")
@@ -80,7 +81,7 @@ def command(
         ledger sandwich --a 'python bench.py' --candidate 'FLAG=1 python bench.py' --rounds 3
     """
 
-    ledger = open_ledger(ctx, admit=True)
+    ledger = open_for_writing(ctx)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     if record_ids:
         if a_cmd or candidate_cmd or b_cmd:
