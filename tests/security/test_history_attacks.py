@@ -106,6 +106,27 @@ def test_a_loosening_recorded_with_a_reason_passes_and_judges_later_pushes(pushe
     assert ok.returncode == 0, ok.stderr
 
 
+@pytest.mark.parametrize(
+    "params, looser",
+    [
+        ({"min_sm_clock_fraction": 0.5}, True),  # a throttled board would pass as healthy
+        ({"benign_clock_reasons": ["gpu_idle", "display_clock_setting", "sw_power_cap"]}, True),
+        ({"min_sm_clock_fraction": 0.99}, False),  # stricter: taken at once
+    ],
+)
+def test_baseline_eligibility_loosens_downwards_and_by_a_new_benign_reason(
+    pushed: Path, params: dict, looser: bool
+) -> None:
+    set_rule(pushed, "baseline-eligibility", **params)
+    commit(pushed, "eligibility thresholds")
+    if looser:
+        stderr = _refused(pushed, "config-change", file="ledger.yaml")
+        assert f"rules.baseline-eligibility.{next(iter(params))}" in stderr
+    else:
+        ok = push(pushed)
+        assert ok.returncode == 0, ok.stderr
+
+
 def test_a_push_may_tighten_its_rules_at_once(pushed: Path) -> None:
     set_rule(pushed, "cell-width", max_chars=100)
     (pushed / "ledger" / "specs" / "wide.md").write_text("| a |\n|---|\n| " + "x" * 150 + " |\n")

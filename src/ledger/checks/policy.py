@@ -65,6 +65,8 @@ def _looser(rule: Rule, name: str, old: Any, new: Any) -> bool:
         direction = "higher"  # every numeric parameter so far is a limit
     if direction is None and isinstance(old, list) and isinstance(new, list):
         return any(item not in new for item in old)  # a list names what is guarded: dropping one loosens
+    if direction == "grow" and isinstance(old, list) and isinstance(new, list):
+        return any(item not in old for item in new)  # a list of what is let through: adding one loosens
     if direction == "higher":
         return new > old
     if direction == "lower":

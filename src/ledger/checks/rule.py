@@ -24,8 +24,9 @@ class Rule:
     params: dict[str, Any] = field(default_factory=dict)
     #: Documentation of each parameter.
     param_docs: dict[str, str] = field(default_factory=dict)
-    #: Which way each parameter loosens the rule ("higher" or "lower"); numeric parameters
-    #: not named here loosen upwards (they are limits), list parameters by dropping an entry,
+    #: Which way each parameter loosens the rule ("higher", "lower", or "grow" for a list of
+    #: what is let through); numeric parameters not named here loosen upwards (they are
+    #: limits), list parameters by dropping an entry,
     #: others by any change. A push may tighten a rule at once; loosening it is
     #: `config-change` (see checks.policy).
     param_looser: dict[str, str] = field(default_factory=dict)
