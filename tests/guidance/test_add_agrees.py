@@ -51,6 +51,7 @@ def cases(campaign, ids: dict) -> list[tuple[str, str, dict, tuple[str, ...]]]:
         ("record-size", "note", {"body": "word " * 60_000}, ()),
         ("binary-content", "note", {"body": "trace: " + "QUJD" * 1100}, ()),
         ("secrets", "note", {"body": f"oops {WANDB}"}, ()),
+        ("record-time", "note", {"body": "from the future", "observed_at": "2099-01-01T00:00:00Z"}, ()),
         ("attachments", "note", {"body": "with a log", "attachments": {"attachments/run.log": digest}}, ()),
     ]
 

@@ -26,9 +26,7 @@ from ..schema.registry import KINDS
 from ..store.canonical import canonical_bytes
 from ..store.ledger import Ledger, shard_of
 from . import guidance
-from .comparability import verdict_problem
-from .provenance import local_paths
-from .records import FileRules, Info, info_of, inspect_artifact, inspect_file
+from .records import FileRules, Info, info_of, inspect_artifact, inspect_file, placement_rules, record_rules
 from .result import ERROR, WARNING, Violation
 from .runner import Checker, _read_fs
 
@@ -115,17 +113,11 @@ class Admission:
             model = models[n] if models is not None and n < len(models) else None
             if model is None:  # an importer's batch: validate as check does
                 found, info = inspect_file(rel, raw, rules)
-            else:  # validated by the store already: the rules that remain
+            else:  # validated by the store already: the rules that remain, as check runs them
                 display = rules.prefix + rel
                 found = inspect_artifact(display, raw, rules)
-                if rules.on("local-path"):
-                    found += [
-                        _violation(rules, "local-path", display, f"names a folder of one machine: {text!r}", where)
-                        for where, text in local_paths(data, raw)
-                    ]
-                problem = verdict_problem(model) if model.kind == "sandwich" and rules.on("sandwich-verdict") else None
-                if problem:
-                    found.append(_violation(rules, "sandwich-verdict", display, problem, "verdict"))
+                placement_rules(rel, display, raw, data, model.kind, rules, found)
+                record_rules(display, model, model.kind, rules, found)
                 info = info_of(display, model)
             checker.result.violations.extend(found)
             if info is not None:
@@ -211,10 +203,6 @@ class Admission:
             if isinstance(record, Environment):
                 out.append(record)
         return out
-
-
-def _violation(rules: FileRules, rule_id: str, path: str, message: str, field: str | None) -> Violation:
-    return Violation(path, None, field, rule_id, rules.severity[rule_id], message, rules.fix[rule_id])
 
 
 def admit(ledger: Ledger) -> Admission:

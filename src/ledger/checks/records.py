@@ -324,10 +324,10 @@ def inspect_file(path: str, raw: bytes, rules: FileRules) -> tuple[list[Violatio
         _content_hash_rule(display, raw, data, is_canonical, rules, out)
     record = _validate_record(display, data, rules, out)
     kind = str(data.get("kind", ""))
-    _placement_rules(path, display, raw, data, kind, rules, out)
+    placement_rules(path, display, raw, data, kind, rules, out)
     if record is None:
         return out, None
-    _record_rules(display, record, kind, rules, out)
+    record_rules(display, record, kind, rules, out)
     return out, info_of(display, record)
 
 
@@ -397,7 +397,7 @@ def _validate_record(display: str, data: dict, rules: FileRules, out: list[Viola
     return None
 
 
-def _placement_rules(
+def placement_rules(
     path: str, display: str, raw: bytes, data: dict, kind: str, rules: FileRules, out: list[Violation]
 ) -> None:
     """local-path and unique-id, on the parsed fields: they hold for a record that does not validate too."""
@@ -419,7 +419,7 @@ def _placement_rules(
             )
 
 
-def _record_rules(display: str, record: Any, kind: str, rules: FileRules, out: list[Violation]) -> None:
+def record_rules(display: str, record: Any, kind: str, rules: FileRules, out: list[Violation]) -> None:
     """The rules on a valid record's own fields: its supersedes chain, its times, a sandwich's verdict."""
     if rules.on("supersedes-chain") and record.supersedes:
         out.extend(_chain_problems(display, record, rules))
