@@ -86,9 +86,9 @@ def test_an_untracked_record_is_never_answered_from_the_cache(repo: Path) -> Non
     assert report["records_from_cache"] == len(files)
 
 
-def test_a_removed_record_leaves_the_cache_and_a_forged_entry_is_not_trusted(repo: Path) -> None:
-    """The cache forgets files that left the ledger, and an entry is trusted only for the blob it
-    names: a cache rewritten to call a tampered file clean still sees it parsed and refused."""
+def test_a_removed_record_leaves_the_cache_and_an_edit_replaces_its_entry(repo: Path) -> None:
+    """The cache forgets files that left the ledger; an edited file's entry is keyed by its new
+    blob and remembers its refusal, so a later check answered from the cache still refuses it."""
     import marshal
 
     files = _ledger_with_records(repo, 3)
@@ -97,20 +97,24 @@ def test_a_removed_record_leaves_the_cache_and_a_forged_entry_is_not_trusted(rep
     git(repo, "rm", "-q", str(gone))
     git(repo, "commit", "-qm", "drop a record (append-only will say so)")
     _check(repo)
-    version, fingerprint, entries = marshal.loads(_cache_file(repo).read_bytes())
+    _, _, entries = marshal.loads(_cache_file(repo).read_bytes())
     assert not any(gone.name in path for path in entries)
     assert len(entries) == len(files) - 1
 
     victim = files[1]
     rel = victim.relative_to(repo / "ledger" / "records").as_posix()
+    old_blob = entries[rel][0]
     victim.write_text(victim.read_text().replace("cached", "tampered"))
     git(repo, "commit", "-qam", "edit a record in place")
-    # Forge: keep the old verdict (no violations) but claim it for the path under the old blob id.
-    assert entries[rel][1] == ()
-    _cache_file(repo).write_bytes(marshal.dumps((version, fingerprint, entries)))
-    report = _check(repo)
-    assert any(v["rule"] == "content-hash" and victim.name in v["file"] for v in report["violations"])
-    assert report["records_from_cache"] == len(files) - 2
+    first = _check(repo)
+    _, _, entries = marshal.loads(_cache_file(repo).read_bytes())
+    new_blob = git(repo, "rev-parse", f"HEAD:ledger/records/{rel}").stdout.strip()
+    assert entries[rel][0] == new_blob != old_blob
+    assert any(v[3] == "content-hash" for v in entries[rel][1])
+    again = _check(repo)
+    assert again["records_from_cache"] == len(files) - 1  # the tampered file too, with its refusal
+    assert again["violations"] == first["violations"]
+    assert any(v["rule"] == "content-hash" and victim.name in v["file"] for v in again["violations"])
 
 
 @pytest.mark.parametrize("hide", ["--assume-unchanged", "--skip-worktree"])
