@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from checks.check_helpers import raw_record
 from conftest import git, run_ledger
 
 _HEX = "0123456789abcdef"
@@ -159,8 +160,14 @@ def test_no_input_path_writes_a_token_the_checker_refuses(repo: Path, tmp_path: 
             assert result.returncode == 2 and ": secrets: " in result.stderr, (name, args, result.stderr)
             assert planted not in result.stderr  # the refusal names the rule, never echoes the token
     assert not list((repo / "ledger" / "records").rglob("*.json"))
-    result = run_ledger(repo, "check", "--all", "--format", "json")
-    assert result.returncode == 0, result.stdout + result.stderr
+    # The same token in a record's command, written by hand (another tool, a hand edit):
+    # `ledger check` refuses it by the same rule.
+    for planted in IN_INPUT.values():
+        path = raw_record(repo, "measurement", {"samples": [0.7], "command": f"python train.py {planted}"})
+        result = run_ledger(repo, "check", "--all", "--format", "json")
+        found = [v["rule"] for v in json.loads(result.stdout)["violations"] if v["file"].endswith(path.name)]
+        assert result.returncode == 1 and "secrets" in found, (planted[:6], found)
+        path.unlink()
 
 
 def test_the_sandwich_runner_records_no_token_from_its_arm_commands(repo: Path) -> None:
