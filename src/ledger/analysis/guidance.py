@@ -36,9 +36,6 @@ class Guidance:
     def regate(self, contract_id: str, topology: str) -> RegateState | None:
         return next((s for s in self.regates.get(contract_id, []) if s.topology == topology), None)
 
-    def pending_ids(self) -> set[str]:
-        return {p.decision.id for p in self.pending}
-
 
 def build_guidance(
     records: Iterable[Envelope],

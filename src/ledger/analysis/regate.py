@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from ..git import Git, GitError
 from ..schema.envelope import Envelope
-from ..schema.kinds import Contract, Measurement, Sandwich
+from ..schema.kinds import Measurement, Sandwich
 
 CURRENT = "current"
 OWED = "re-gate owed"
@@ -303,13 +303,6 @@ def _held(state: RegateState) -> str:
     if state.carried_by:
         return f"re-gated at {_short(state.valid_at)} by a neutral re-gate sandwich"
     return f"measured at {_short(state.valid_at)}"
-
-
-def contract_regates(
-    records: list[Envelope], contract: Contract, topologies: Iterable[str], source: SourceView
-) -> list[RegateState]:
-    """Re-gate states of a contract's stopping-point topologies, from records."""
-    return regate_states(points_from_records(records), contract.id, topologies, list(contract.recipe_paths), source)
 
 
 def source_view(ledger) -> SourceView:

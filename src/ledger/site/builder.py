@@ -270,7 +270,7 @@ def _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started)
 
     begun = started
     mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml)
-    prefix = mkdocs_run.docs_prefix(ledger, (ledger.root / ledger.config.site.docs_dir).resolve(), mkdocs_docs)
+    prefix = mkdocs_run.docs_prefix((ledger.root / ledger.config.site.docs_dir).resolve(), mkdocs_docs)
     if mkdocs:
         mkdocs_run.ensure_nav(mkdocs_yml, prefix)
     directory_urls = mkdocs_run.directory_urls(mkdocs_yml)

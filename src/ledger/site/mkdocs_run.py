@@ -231,7 +231,7 @@ def build(mkdocs_yml: Path, *, out: Path | None = None, strict: bool = True) -> 
     return Path(config["site_dir"]), problems
 
 
-def docs_prefix(ledger, docs: Path, mkdocs_docs: Path) -> str:
+def docs_prefix(docs: Path, mkdocs_docs: Path) -> str:
     """Where the generated pages sit inside MkDocs' docs folder ("" at its top, else with a "/")."""
     try:
         rel = docs.relative_to(mkdocs_docs.resolve()).as_posix()
@@ -247,4 +247,4 @@ def prepare_mkdocs(ledger) -> bool:
     dirty). True when the file changed."""
     mkdocs_yml = ledger.root / ledger.config.site.mkdocs_yml
     docs = (ledger.root / ledger.config.site.docs_dir).resolve()
-    return ensure_nav(mkdocs_yml, docs_prefix(ledger, docs, docs_dir(mkdocs_yml)))
+    return ensure_nav(mkdocs_yml, docs_prefix(docs, docs_dir(mkdocs_yml)))

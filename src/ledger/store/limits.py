@@ -62,21 +62,3 @@ def canonical_too_deep(raw: bytes, max_depth: int) -> bool:
     if pattern is None:
         pattern = _DEEP[max_depth] = re.compile(b"\n" + b" " * (2 * max_depth + 1))
     return pattern.search(raw) is not None
-
-
-def depth_exceeds(value: Any, max_depth: int) -> bool:
-    """Whether a parsed value nests deeper than `max_depth` (iterative: never recurses)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children: Any
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > max_depth:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False

@@ -193,7 +193,6 @@ def detect_allocation(env: Mapping[str, str] | None = None, overrides: Allocatio
         # the one running `ledger add`: nothing detected here describes it.
         hosts, nodes, gpn = [], None, None
         topology = overrides.topology or env.get("LEDGER_TOPOLOGY")
-        scheduler = "local" if scheduler == "local" else scheduler
     return Allocation(
         id=named or alloc_id,
         scheduler=overrides.scheduler or scheduler,
