@@ -54,6 +54,21 @@ class SandwichResult:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def record_fields(self) -> dict[str, Any]:
+        """The result as a sandwich record's fields (what `ledger check`'s sandwich-verdict recomputes)."""
+        return {
+            "a_value": self.a,
+            "candidate_value": self.candidate,
+            "b_value": self.b,
+            "midpoint": self.midpoint,
+            "delta": self.delta,
+            "delta_percent": self.delta_percent,
+            "drift_percent": self.drift_percent,
+            "floor_percent": self.floor_percent,
+            "verdict": self.verdict,
+            "extra_deltas": self.extra_deltas,
+        }
+
     def reason(self) -> str:
         """One line saying why the verdict came out as it did."""
         clears = abs(self.delta_percent) > self.threshold_percent

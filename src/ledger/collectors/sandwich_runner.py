@@ -480,22 +480,6 @@ def _write(
     outcome.sandwich = batch.records[-1]
 
 
-def _verdict_fields(result: SandwichResult) -> dict[str, Any]:
-    """What `ledger.analysis.sandwich.compute` found, as a sandwich record's fields."""
-    return {
-        "a_value": result.a,
-        "candidate_value": result.candidate,
-        "b_value": result.b,
-        "midpoint": result.midpoint,
-        "delta": result.delta,
-        "delta_percent": result.delta_percent,
-        "drift_percent": result.drift_percent,
-        "floor_percent": result.floor_percent,
-        "verdict": result.verdict,
-        "extra_deltas": result.extra_deltas,
-    }
-
-
 def _sandwich_body(
     result: SandwichResult,
     arms: dict[str, Arm],
@@ -520,7 +504,7 @@ def _sandwich_body(
         "unit": unit,
         "lower_is_better": result.lower_is_better,
         "rounds": rounds,
-        **_verdict_fields(result),
+        **result.record_fields(),
     }
     if contract_id:
         body["contract"] = contract_id
@@ -618,7 +602,7 @@ def sandwich_from_records(
         "unit": unit,
         "lower_is_better": lower,
         "rounds": max(1, min(len(r.samples) or 1 for r in records.values())),
-        **_verdict_fields(result),
+        **result.record_fields(),
         # The sandwich was measured where its arms were: it carries their allocation.
         "allocation": records["a"].allocation.model_dump(mode="json", exclude_none=True),
     }

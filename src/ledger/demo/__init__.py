@@ -141,14 +141,7 @@ def build_demo(target: Path, campaign: str = "ltx2") -> DemoResult:
                 lower_is_better=data.get("lower_is_better", True),
                 extra_deltas=data.get("extra_deltas"),
             )
-            data.update(
-                midpoint=s.midpoint,
-                delta=s.delta,
-                delta_percent=s.delta_percent,
-                drift_percent=s.drift_percent,
-                floor_percent=s.floor_percent,
-                verdict=s.verdict,
-            )
+            data.update(s.record_fields())
         (record,) = add(ledger, kind, [Item(data, item.file, item.line)], Stamping())
         result.records.append(record)
         if alias:
