@@ -114,3 +114,19 @@ def test_the_same_figures_in_show_list_status_compare_and_site(repo: Path, campa
     page_bare = (docs / "records" / "measurement" / f"{campaign['bare']}.md").read_text()
     assert f'<p class="ledger-result">{bare_text} <small>' in page_bare
     assert '<abbr class="ledger-exact" title="52,022,503,936 bytes">48.4 GiB</abbr>' in page_bare
+
+
+def test_a_transcribed_delta_is_never_finer_than_float_noise() -> None:
+    """A = B (one published baseline) leaves the recorded digits as the delta's resolution;
+    a value computed in floats (0.1 + 0.2) carries noise, not 17 recorded digits."""
+    from types import SimpleNamespace
+
+    from ledger.analysis.figures import sandwich_figures
+    from ledger.analysis.sandwich import compute
+
+    a = 0.1 + 0.2  # 0.30000000000000004
+    r = compute(a, 0.29, a, floor_percent=0.5, lower_is_better=True)
+    s = SimpleNamespace(**r.record_fields(), unit="s", control_a=None, candidate=None, control_b=None)
+    shown = sandwich_figures(s)
+    assert shown["delta"] == "-0.01 s", shown
+    assert shown["delta_percent"] == "-3%", shown  # 0.01 s of 0.3 s: the percent's own resolution

@@ -271,19 +271,21 @@ def quote_rough(value: float | None, unit: str = "") -> str:
 
 
 def recorded_resolution(*values: float | None) -> float | None:
-    """The place of the last decimal any of `values` was recorded with (as Python writes
-    the float back): recorded_resolution(0.707866, 0.7002) == 1e-06; None without one."""
+    """The place of the last decimal any of `values` was recorded with, read as `as_recorded`
+    writes them (so float noise such as 0.30000000000000004 is a computed value's eight
+    figures, not a resolution of 1e-17): recorded_resolution(0.707866, 0.7002) == 1e-06;
+    None without one."""
     places = []
     for value in values:
         if value is None or not math.isfinite(float(value)):
             continue
-        text = repr(float(value))
+        text = as_recorded(float(value))
         if "e" in text:
             mantissa, exponent = text.split("e")
             decimals = len(mantissa.split(".")[1].rstrip("0")) if "." in mantissa else 0
             places.append(decimals - int(exponent))
         else:
-            places.append(len(text.split(".")[1].rstrip("0")))
+            places.append(len(text.split(".")[1].rstrip("0")) if "." in text else 0)
     return 10.0 ** -max(places) if places else None
 
 
