@@ -130,3 +130,21 @@ def test_a_transcribed_delta_is_never_finer_than_float_noise() -> None:
     shown = sandwich_figures(s)
     assert shown["delta"] == "-0.01 s", shown
     assert shown["delta_percent"] == "-3%", shown  # 0.01 s of 0.3 s: the percent's own resolution
+
+
+def test_the_ends_of_a_range_read_the_same_in_show_and_on_the_record_page(repo: Path) -> None:
+    """min 0.7079 and max 0.7121 beside a 0.71 median: to the median's two digits both ends
+    would read 0.71; as observations they are quoted at the range's width, everywhere."""
+    rid = add(repo, "measurement", '{"min": 0.7079, "median": 0.71, "max": 0.7121, "unit": "s"}')
+    text = run_ledger(repo, "show", rid).stdout
+    assert "0.708" in text and "0.712" in text, text
+    # cited by a decision, the measurement has a page of its own
+    add(
+        repo,
+        "decision",
+        json.dumps({"family": "ranges", "verdict": "accepted", "evidence": [rid], "title": "cites it"}),
+    )
+    built = run_ledger(repo, "site", "build")
+    assert built.returncode == 0, built.stderr
+    page = next((repo / "site").rglob(f"{rid}.html")).read_text(encoding="utf-8")
+    assert "0.708" in page and "0.712" in page

@@ -157,6 +157,21 @@ def quote_of(m, value: float | None, unit: str = "", *, field: str | None = None
     return quote(value, measurement_uncertainty(m), unit, decimals=decimals)
 
 
+#: Measurement fields quoted to the digits the measurement's spread supports.
+SPREAD_FIELDS = frozenset({"median", "min", "max", "mean"})
+
+
+def quote_field(m, field: str, value: float | None, unit: str = "") -> str:
+    """A measurement's spread field as every surface quotes it: the ends of its min-max range
+    at the leading place of the range's width, so they stay apart (0.708 and 0.712 s, not
+    0.71 and 0.71 beside a 0.71 median: they are observations, not estimates); the rest to
+    the digits the measurement's spread supports."""
+    low, high = getattr(m, "min", None), getattr(m, "max", None)
+    if field in ("min", "max") and value is not None and low is not None and high is not None and high > low:
+        return quote_at(value, high - low, unit)
+    return quote_of(m, value, unit, field=field)
+
+
 _BYTE_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Measurement, SweptParameter
-from .figures import measurement_uncertainty, quote, quote_at
+from .figures import measurement_uncertainty, quote, quote_field
 
 
 @dataclass
@@ -191,13 +191,6 @@ def sweeps(records: Iterable[Envelope], contract: Contract | None) -> list[Sweep
     return out
 
 
-def _end(value: float | None, other: float | None, uncertainty: float | None, unit: str) -> str:
-    """One end of a point's min-max range, at the leading place of the range's width."""
-    if value is not None and other is not None and value != other:
-        return quote_at(value, abs(other - value), unit)
-    return quote(value, uncertainty, unit)
-
-
 def sweep_rows(sweep: Sweep) -> list[dict[str, Any]]:
     """One row per point, every figure quoted to the digits its spread supports, exact values beside."""
     rows = []
@@ -214,9 +207,9 @@ def sweep_rows(sweep: Sweep) -> list[dict[str, Any]]:
                 "runs": m.n if m.n is not None else None,
                 # The ends are observations, quoted at the range's own width so they stay
                 # apart (0.21 and 0.26 s, where the median's one digit read 0.2 and 0.3).
-                "min": _end(m.min, m.max, u, sweep.unit),
+                "min": quote_field(m, "min", m.min, sweep.unit),
                 "median": quote(m.median, u, sweep.unit),
-                "max": _end(m.max, m.min, u, sweep.unit),
+                "max": quote_field(m, "max", m.max, sweep.unit),
                 "spread": f"{p.spread_percent:.1f}%" if p.spread_percent is not None else "–",
                 # The base is a definition, exactly 1x and 100%, never a measured figure.
                 "speedup": "1x (base)" if is_base else (quote(speedup, ru, "x") if speedup is not None else "–"),

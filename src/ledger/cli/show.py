@@ -9,10 +9,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.figures import (
+    SPREAD_FIELDS,
     as_recorded,
     exact_bytes,
-    quote_at,
-    quote_of,
+    quote_field,
     readable_bytes,
     readable_duration,
     result_line,
@@ -21,10 +21,8 @@ from .console import console
 from .list import summary
 from .output import FORMAT_OPTION, open_ledger, print_json
 
+
 #: Measurement fields quoted to the digits the measurement's spread supports.
-SPREAD_FIELDS = frozenset({"median", "min", "max", "mean"})
-
-
 def text_of(record, key: str, value) -> str:
     """A field's value as the one digit policy writes it; the exact value beside a unit change."""
     if isinstance(value, bool):
@@ -34,12 +32,8 @@ def text_of(record, key: str, value) -> str:
     if isinstance(value, (int, float)) and (key.endswith("_s") or key.endswith("_seconds")):
         return f"{readable_duration(value)} ({as_recorded(value)} s)"
     if isinstance(value, float):
-        if record.kind == "measurement" and key in ("min", "max") and _apart(record):
-            # The ends of the range stay apart (0.708 and 0.712, not 0.71 and 0.71 beside a
-            # 0.71 median): rounded at the leading digit of the range max - min.
-            return quote_at(value, record.max - record.min)
         if record.kind == "measurement" and key in SPREAD_FIELDS:
-            return quote_of(record, value, field=key)
+            return quote_field(record, key, value)
         return as_recorded(value)
     if key == "samples" and isinstance(value, list):
         return ", ".join(as_recorded(v) for v in value)
@@ -47,11 +41,6 @@ def text_of(record, key: str, value) -> str:
         text = json.dumps(value, ensure_ascii=False)
         return text if len(text) < 100 else json.dumps(value, indent=2, ensure_ascii=False)
     return str(value)
-
-
-def _apart(record) -> bool:
-    low, high = record.min, record.max
-    return isinstance(low, (int, float)) and isinstance(high, (int, float)) and high > low
 
 
 @click.command("show")

@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..analysis.figures import as_recorded, quote_of, readable_duration
+from ..analysis.figures import SPREAD_FIELDS, as_recorded, quote_field, readable_duration
 from ..schema.envelope import ENVELOPE_FIELDS
 from .context import Page, SiteData
 from .escape import clip, md_code, md_inline, md_url
@@ -39,10 +39,6 @@ BLOCK_FIELDS = frozenset(
 SHORT_FIELD_LIMIT = 120
 
 
-#: Measurement fields quoted to the digits the measurement's spread supports.
-SPREAD_FIELDS = frozenset({"median", "min", "max", "mean"})
-
-
 def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[str, ...], record: Any = None) -> Markup:
     if name in ref_fields:
         ids = [value] if isinstance(value, str) else list(value.values()) if isinstance(value, dict) else list(value)
@@ -56,7 +52,7 @@ def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[s
         return Markup(f'<abbr class="ledger-exact" title="{exact_text}">{readable_duration(value)}</abbr>')
     if isinstance(value, float):
         if record is not None and record.kind == "measurement" and name in SPREAD_FIELDS:
-            return md_inline(quote_of(record, value, field=name))
+            return md_inline(quote_field(record, name, value))
         return md_inline(as_recorded(value))
     if isinstance(value, (dict, list)):
         return md_code(json.dumps(value, ensure_ascii=False, sort_keys=True))
