@@ -31,6 +31,10 @@ from .sweep import sweep_rows, sweeps
 NEWEST_DECISIONS = 8
 
 
+#: Column roles whose cells never wrap: ids, figures, dates and short SHAs.
+NO_WRAP_ROLES = frozenset({"id", "figure", "date", "commit"})
+
+
 @dataclass(frozen=True)
 class Column:
     """A column of a section's table. `importance` 1 is kept longest; higher drop first."""
@@ -42,6 +46,10 @@ class Column:
     #: "verdict" (a status word, coloured on the site), "date" and "commit" (a short SHA;
     #: both never wrap), "text".
     role: str = "text"
+
+    @property
+    def wraps(self) -> bool:
+        return self.role not in NO_WRAP_ROLES
 
 
 @dataclass

@@ -37,7 +37,7 @@ def print_fitted(out, title: str | None, columns, rows: list[dict], *, render=st
     kept = fit_columns(columns, rows, out.width - 2, render=render)
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False, expand=False)
     for col in kept:
-        wraps = col.role not in ("id", "figure", "date", "commit")
+        wraps = col.wraps
         table.add_column(
             col.title,
             no_wrap=not wraps,

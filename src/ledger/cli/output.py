@@ -62,7 +62,7 @@ def column_need(col, rows: list[dict], render=str) -> int:
     """The width a column asks for: whole for ids, figures and dates; text up to WRAP_AT."""
     cells = [len(render(row.get(col.key))) for row in rows] or [0]
     natural = max(len(col.title), *cells)
-    return natural if col.role in ("id", "figure", "date", "commit") else min(natural, max(WRAP_AT, len(col.title)))
+    return natural if not col.wraps else min(natural, max(WRAP_AT, len(col.title)))
 
 
 def fit_columns(columns, rows: list[dict], width: int, *, render=str) -> list:

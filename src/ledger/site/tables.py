@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..analysis.status import verdict_rest
+from ..analysis.status import NO_WRAP_ROLES, verdict_rest
 from .context import SiteData
 from .escape import clip, md_inline
 
@@ -66,7 +66,7 @@ def cell(data: SiteData, page: str, role: str, value: Any) -> Markup:
         return Markup("–")
     if role == "id":
         return data.link(value, page)
-    if role in ("figure", "date", "commit"):
+    if role in NO_WRAP_ROLES:  # an id is a link, above
         return Markup('<span class="ledger-fig">') + md_inline(value) + Markup("</span>")
     if role == "verdict":
         return verdict(clip(value, 90))
