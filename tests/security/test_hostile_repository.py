@@ -175,19 +175,25 @@ def judged(root: Path, *args: str) -> list[dict]:
     return [v for v in json.loads(result.stdout)["violations"] if v["severity"] == "error"]
 
 
+# Every attack runs at least once (as the first), mixed with up to three drawn others: drawn
+# alone, two of the sixteen never came up in 18 examples.
+@pytest.mark.parametrize("first", ATTACKS)
 @settings(
-    max_examples=18,
+    max_examples=1,
     deadline=None,
     derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    attacks=st.lists(st.sampled_from(ATTACKS), min_size=1, max_size=4),
+    others=st.lists(st.sampled_from(ATTACKS), min_size=0, max_size=3),
     honest=st.integers(0, 3),
     data=st.data(),
 )
-def test_a_hostile_repository_is_never_passed_and_never_crashes(template, tmp_path_factory, attacks, honest, data):
+def test_a_hostile_repository_is_never_passed_and_never_crashes(
+    template, tmp_path_factory, first, others, honest, data
+):
+    attacks = [first, *others]
     source, sha = template
     work = tmp_path_factory.mktemp("repo")
     root = work / "campaign"
