@@ -135,8 +135,8 @@ def _spread(m: Measurement) -> tuple[float | None, float | None, str]:
     return None, None, ""
 
 
-def _status(m: Measurement) -> str:
-    if m.health == "degraded":
+def _status(m: Measurement, readings: list[str] | None) -> str:
+    if m.health == "degraded" or readings:
         return "degraded"
     if not m.comparable:
         return "not comparable"
@@ -160,13 +160,16 @@ def collect(data: SiteData) -> list[Chart]:
         topology = (m.allocation.topology if m.allocation else None) or "unknown topology"
         alloc = m.allocation.id if m.allocation else ""
         commit = m.source.sha if m.source else ""
-        eligible = m.baseline_eligible
+        # Judged as the stopping point judges it: a run recorded healthy whose allocation's
+        # readings say degraded is not joined as a healthy point.
+        readings = data.readings(m)
+        eligible = m.baseline_eligible and not readings
         low, high, kind = _spread(m)
         base: dict[str, Any] = dict(
             id=m.id, when=m.when, topology=topology, allocation=alloc, commit=commit, eligible=eligible
         )
         groups[(m.metric, cid, m.unit)].append(
-            Point(value=m.median, low=low, high=high, spread=kind, status=_status(m), **base)
+            Point(value=m.median, low=low, high=high, spread=kind, status=_status(m, readings), **base)
         )
         audit = data.by_id.get(m.flop_audit) if m.flop_audit else audits.get(cid)
         derived = recompute(m, audit) if isinstance(audit, FlopAudit) else None
@@ -179,7 +182,7 @@ def collect(data: SiteData) -> list[Chart]:
             lo = value * m.median / high if high and m.metric == "step_time" else None
             hi = value * m.median / low if low and m.metric == "step_time" else None
             groups[(metric, cid, unit)].append(
-                Point(value=value, low=lo, high=hi, spread=kind if lo else "", status=_status(m), **base)
+                Point(value=value, low=lo, high=hi, spread=kind if lo else "", status=_status(m, readings), **base)
             )
     charts = []
     used: set[str] = set()

@@ -149,6 +149,14 @@ class SiteData:
         """A measurement's uncertainty in percent, as `ledger check` takes it (figures.uncertainty_percent)."""
         return measurement_uncertainty(self.by_id.get(record_id))
 
+    def readings(self, m: Any) -> list[str] | None:
+        """Why measurement `m`'s allocation is not a baseline (its environment records'
+        readings, as the stopping point judges them), [] when nothing says so; None when the
+        site was built without guidance (a measurement is then judged by its recorded health)."""
+        if self.guidance is None:
+            return None
+        return list(self.guidance.judge.measurement(m).readings)
+
     def quote(self, record_id: str, value: float | None, unit: str = "", field: str | None = None) -> str:
         """`value` (of or derived from a measurement) by the one digit policy (`figures.quote_of`)."""
         return quote_of(self.by_id.get(record_id), value, unit, field=field)

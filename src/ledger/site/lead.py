@@ -67,8 +67,10 @@ def strip(samples: list[float], unit: str, median: float | None) -> Markup:
 def measurement_status(data: SiteData, m: Measurement) -> str:
     if m.outcome != "ok":
         return f"no valid step: {'OOM' if m.outcome == 'oom' else 'failed'}"
-    if m.health == "degraded":
-        reasons = "; ".join(m.health_reasons)
+    readings = data.readings(m)
+    if m.health == "degraded" or readings:
+        # The stopping point's judgement: the environment's readings, else the recorded reasons.
+        reasons = "; ".join(readings or m.health_reasons)
         return "baseline-ineligible: degraded allocation" + (f" ({reasons})" if reasons else "")
     if not m.comparable:
         return f"not comparable: {m.non_comparable_reason}"
