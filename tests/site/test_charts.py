@@ -4,6 +4,7 @@ and every axis carries its unit."""
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -161,3 +162,27 @@ def test_the_sample_strip_speaks_figures_not_float_noise() -> None:
     assert root.get("aria-label") == "4 samples from 0.259712 s to 0.272081 s"
     numbers = re.findall(r"\d+\.\d+", svg)
     assert numbers and all(len(n.split(".")[1]) <= 6 for n in numbers), numbers
+
+
+def test_a_sweep_of_a_contract_that_is_not_current_stays_on_the_charts(repo: Path) -> None:
+    """Only the current contract's sweep has a Sweeps page; another contract's swept
+    measurements are charted by commit rather than vanishing from the site."""
+    from tests.conftest import run_ledger
+
+    def add(kind: str, body: dict) -> str:
+        result = run_ledger(repo, "add", kind, "-", input=json.dumps(body))
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    old = add("contract", {"name": "old-sweep", "model": "m", "sweep": [{"name": "threads", "base": 1}]})
+    for t, value in ((1, 2.0), (2, 1.1)):
+        add(
+            "measurement",
+            {"contract": old, "metric": "decode_wall", "unit": "s", "median": value, "parameters": {"threads": t}},
+        )
+    new = add("contract", {"name": "current-one", "model": "m"})
+    add("measurement", {"contract": new, "metric": "decode_wall", "unit": "s", "median": 1.0})
+    built = run_ledger(repo, "site", "build")
+    assert built.returncode == 0, built.stderr
+    index = (repo / "site" / "charts" / "index.html").read_text(encoding="utf-8")
+    assert "old-sweep" in index and "current-one" in index

@@ -147,9 +147,12 @@ def collect(data: SiteData) -> list[Chart]:
     contracts = {c.id: c.name for c in data.by_kind.get("contract", [])}
     audits = {a.contract: a for a in data.by_kind.get("flop-audit", []) if isinstance(a, FlopAudit) and a.contract}
     groups: dict[tuple[str, str, str], list[Point]] = defaultdict(list)
-    # A sweep is charted over its parameter on the Sweeps page, not by commit (where every point
-    # of a sweep lands on one commit); superseded records are corrections' past, not points.
-    swept = {c.id: {p.name for p in c.sweep} for c in data.by_kind.get("contract", []) if getattr(c, "sweep", None)}
+    # The current contract's sweep is charted over its parameter on the Sweeps page, not by
+    # commit (where every point of a sweep lands on one commit); another contract's sweep has no
+    # Sweeps page, so it stays here. Superseded records are corrections' past, not points.
+    current = data.current_contract()
+    names = {p.name for p in getattr(current, "sweep", None) or []}
+    swept = {current.id: names} if current is not None and names else {}
     superseded = set(data.superseded_by)
     for m in data.by_kind.get("measurement", []):
         if not isinstance(m, Measurement) or m.outcome != "ok" or m.median is None:
