@@ -7,7 +7,7 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from conftest import git, run_ledger
+from conftest import cli, git
 
 from ledger.store.canonical import canonical_bytes, seal
 from ledger.store.ids import new_id
@@ -25,7 +25,7 @@ def commit(repo: Path, message: str = "change") -> None:
 
 
 def add(repo: Path, kind: str, data: dict, *args: str) -> str:
-    result = run_ledger(repo, "add", kind, "-", *args, input=json.dumps(data))
+    result = cli(repo, "add", kind, "-", *args, input=json.dumps(data))
     assert result.returncode == 0, result.stderr
     return result.stdout.split()[0]
 
@@ -39,7 +39,7 @@ def refused_then_by_hand(repo: Path, kind: str, data: dict, rule: str, *args: st
     """`ledger add` refuses the record with `rule` and writes nothing; then write it by hand,
     as a hand edit, another tool or an older ledger would, for the checker to judge."""
     before = sorted((repo / "ledger" / "records").rglob("*.json"))
-    result = run_ledger(repo, "add", kind, "-", *args, input=json.dumps(data))
+    result = cli(repo, "add", kind, "-", *args, input=json.dumps(data))
     assert result.returncode == 2 and names_rule(result.stderr, rule), result.stderr
     assert sorted((repo / "ledger" / "records").rglob("*.json")) == before
     return raw_record(repo, kind, data).stem

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git, run_ledger
+from conftest import cli, git
 
 
 def _check(repo: Path, *args: str) -> dict:
-    result = run_ledger(repo, "check", "--all", "--format", "json", *args)
+    result = cli(repo, "check", "--all", "--format", "json", *args)
     report = json.loads(result.stdout)
     assert report["exit_code"] == result.returncode
     return report
@@ -21,7 +21,7 @@ def _check(repo: Path, *args: str) -> dict:
 
 def _ledger_with_records(repo: Path, n: int = 5) -> list[Path]:
     for i in range(n):
-        added = run_ledger(repo, "add", "note", "-", input=f"title: note {i}\nbody: cached {i}")
+        added = cli(repo, "add", "note", "-", input=f"title: note {i}\nbody: cached {i}")
         assert added.returncode == 0, added.stderr
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "notes")
@@ -79,7 +79,7 @@ def test_a_damaged_cache_is_ignored_and_a_config_change_empties_it(repo: Path) -
 def test_an_untracked_record_is_never_answered_from_the_cache(repo: Path) -> None:
     files = _ledger_with_records(repo, 2)
     _check(repo)
-    added = run_ledger(repo, "add", "note", "-", input="body: not committed yet")
+    added = cli(repo, "add", "note", "-", input="body: not committed yet")
     assert added.returncode == 0
     report = _check(repo)
     assert report["records_checked"] == len(files) + 1

@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from conftest import run_ledger
+from conftest import cli
 
 
 def attach(repo: Path, name: str, data: bytes) -> dict:
@@ -16,8 +16,8 @@ def attach(repo: Path, name: str, data: bytes) -> dict:
     (folder / name).write_bytes(data)
     rel = f"attachments/series/{name}"
     body = {"body": "a series", "attachments": {rel: hashlib.sha256(data).hexdigest()}}
-    assert run_ledger(repo, "add", "note", "-", input=json.dumps(body)).returncode == 0
-    result = run_ledger(repo, "check", "--all", "--format", "json")
+    assert cli(repo, "add", "note", "-", input=json.dumps(body)).returncode == 0
+    result = cli(repo, "check", "--all", "--format", "json")
     return {"code": result.returncode, "rules": [v["rule"] for v in json.loads(result.stdout)["violations"]]}
 
 

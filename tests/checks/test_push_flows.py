@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from checks.check_helpers import add, commit, push, refused_then_by_hand, set_rule
-from conftest import git, run_ledger
+from conftest import cli, git, run_ledger
 
 
 def test_two_branches_adding_records_merge_cleanly_and_push(pushed: Path):
@@ -98,35 +98,35 @@ def test_hook_respects_core_hooks_path(pushed: Path):
 def test_check_all_base_and_formats(pushed: Path):
     add(pushed, "note", {"body": "fine"})
     commit(pushed)
-    clean = run_ledger(pushed, "check", "--all")
+    clean = cli(pushed, "check", "--all")
     assert clean.returncode == 0, clean.stdout
     refused_then_by_hand(pushed, "note", {"body": "hf_" + "a" * 34}, "secrets")
     commit(pushed)
-    text = run_ledger(pushed, "check")
+    text = cli(pushed, "check")
     assert text.returncode == 1 and "error[secrets]" in text.stdout and "fix:" in text.stdout
-    data = json.loads(run_ledger(pushed, "check", "--format", "json").stdout)
+    data = json.loads(cli(pushed, "check", "--format", "json").stdout)
     assert data["exit_code"] == 1 and data["violations"][0]["rule"] == "secrets"
-    gh = run_ledger(pushed, "check", "--base", "origin/main", "--format", "github")
+    gh = cli(pushed, "check", "--base", "origin/main", "--format", "github")
     assert gh.returncode == 1
     assert gh.stdout.startswith("::error file=ledger/records/note/") and "title=secrets" in gh.stdout
     assert data["records_checked"] == 2
-    base = json.loads(run_ledger(pushed, "check", "--base", "HEAD~1", "--format", "json").stdout)
+    base = json.loads(cli(pushed, "check", "--base", "HEAD~1", "--format", "json").stdout)
     assert base["records_checked"] == 1
 
 
 def test_bad_usage_and_bad_config_exit_2(pushed: Path):
-    assert run_ledger(pushed, "check", "--base", "no-such-ref").returncode == 2
-    bad = run_ledger(pushed, "check", "--pre-push", input="not four fields\n")
+    assert cli(pushed, "check", "--base", "no-such-ref").returncode == 2
+    bad = cli(pushed, "check", "--pre-push", input="not four fields\n")
     assert bad.returncode == 2 and "line 1" in bad.stderr
     set_rule(pushed, "cell-widht", max_chars=100)
-    typo = run_ledger(pushed, "check")
+    typo = cli(pushed, "check")
     assert typo.returncode == 2 and "cell-widht" in typo.stderr
 
 
 def test_rules_lists_ids_docs_and_configured_params(pushed: Path):
     set_rule(pushed, "cell-width", max_chars=200, severity="warning")
-    rows = {r["id"]: r for r in json.loads(run_ledger(pushed, "rules", "--format", "json").stdout)}
+    rows = {r["id"]: r for r in json.loads(cli(pushed, "rules", "--format", "json").stdout)}
     assert rows["cell-width"]["params"] == {"max_chars": 200} and rows["cell-width"]["severity"] == "warning"
     assert rows["owed-high-water"]["doc"] and rows["owed-high-water"]["fix"]
-    text = run_ledger(pushed, "rules")
+    text = cli(pushed, "rules")
     assert text.returncode == 0 and "figures-spread" in text.stdout

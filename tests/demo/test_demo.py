@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git, run_ledger
+from conftest import cli, git
 
 # From ../shared/context/fastvideo-ltx2-mfu-campaign.txt, "Current stopping point".
 DOCUMENT = {
@@ -16,16 +16,20 @@ DOCUMENT = {
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> tuple[Path, dict]:
-    target = tmp_path_factory.mktemp("demo") / "campaign"
-    result = run_ledger(Path.cwd(), "demo", str(target), "--no-site", "--format", "json")
-    assert result.returncode in (0, 1), result.stderr
-    return target, json.loads(result.stdout)
+def demo(demo_ltx2) -> tuple[Path, dict]:
+    """The run's one `ledger demo` (tests/conftest.py: demo_ltx2): it exited 0, so its own
+    `check --all` found no error."""
+    target, summary, _ = demo_ltx2
+    assert summary["check"]["exit_code"] == 0 and summary["check"]["errors"] == 0, summary["check"]
+    return target, summary
 
 
 def test_demo_is_a_committed_git_repository(demo) -> None:
     target, summary = demo
+    # The site was built into it, and the build rewrote no committed file.
     assert git(target, "status", "--porcelain").stdout == ""
+    assert summary["site"]["index"] == str(target / "site" / "index.html")
+    assert (target / "site" / "index.html").is_file()
     assert int(git(target, "rev-list", "--count", "HEAD").stdout) == 2
     assert summary["counts"]["decision"] == 14 and summary["counts"]["sandwich"] == 3
     assert summary["contract"] == "ltx2-t2v-fp32master-81x480x832"
@@ -50,10 +54,10 @@ def test_stopping_point_recomputes_the_documents_figures(demo) -> None:
 
 def test_demo_sandwich_verdicts_match_the_document(demo) -> None:
     target, _ = demo
-    sandwiches = json.loads(run_ledger(target, "list", "--kind", "sandwich", "--format", "json").stdout)
+    sandwiches = json.loads(cli(target, "list", "--kind", "sandwich", "--format", "json").stdout)
     verdicts = {}
     for row in sandwiches:
-        rec = json.loads(run_ledger(target, "show", row["id"], "--format", "json").stdout)
+        rec = json.loads(cli(target, "show", row["id"], "--format", "json").stdout)
         verdicts[rec["title"].split(" ")[0] + " " + rec["allocation"]["topology"]] = (
             rec["verdict"],
             round(rec["delta_percent"], 3),
@@ -64,28 +68,28 @@ def test_demo_sandwich_verdicts_match_the_document(demo) -> None:
     assert verdicts["Env-only 8x GB200"][0:2] == ("neutral", 0.016)
 
 
-def test_demo_text_output_and_refuses_a_non_empty_folder(demo) -> None:
+def test_demo_refuses_a_non_empty_folder(demo, tmp_path) -> None:
     target, _ = demo
-    again = run_ledger(Path.cwd(), "demo", str(target), "--no-site")
-    assert again.returncode == 2 and "not empty" in again.stderr
+    again = cli(tmp_path, "demo", str(target), "--no-site")
+    assert again.returncode == 2 and "not empty" in again.stderr, again.stderr
+    assert git(target, "status", "--porcelain").stdout == ""
 
 
 def test_demo_historical_bf16_runs_are_non_comparable(demo) -> None:
     target, _ = demo
-    rows = json.loads(run_ledger(target, "list", "--kind", "measurement", "--format", "json").stdout)
+    rows = json.loads(cli(target, "list", "--kind", "measurement", "--format", "json").stdout)
     bf16 = [r for r in rows if "BF16" in r["summary"]]
-    rec = json.loads(run_ledger(target, "show", bf16[0]["id"], "--format", "json").stdout)
+    assert bf16, rows
+    rec = json.loads(cli(target, "show", bf16[0]["id"], "--format", "json").stdout)
     assert rec["comparable"] is False and "dit_precision=bf16" in rec["non_comparable_reason"]
     assert rec["links"]["tracker_runs"] == ["5h2cy7m9", "zj6wqtpg", "nzh2k20t", "gbjiw7og"]
 
 
 def test_demo_sandwich_deltas_carry_only_their_recorded_digits(demo) -> None:
     """The env-only sandwiches were transcribed with one baseline (A = B, drift 0): the delta
-    is no finer than the values' last recorded digit, -1.0830%, never -1.0829733%."""
+    is no finer than the values' last recorded digit, -1.0830%, never -1.0829733%. (The demo
+    builds its site strictly: no MkDocs warning, no broken link.)"""
     target, _ = demo
-    built = run_ledger(target, "site", "build", "--strict")
-    assert built.returncode == 0, built.stdout + built.stderr
-    assert git(target, "status", "--porcelain").stdout == "", "the build rewrote a committed file"
     page = (target / "site" / "sandwiches" / "index.html").read_text(encoding="utf-8")
     assert "-1.0830%" in page and "+0.01597%" in page and "+0.18%" in page, page
     assert "1.0829733" not in page and "0.015966317" not in page
@@ -93,3 +97,23 @@ def test_demo_sandwich_deltas_carry_only_their_recorded_digits(demo) -> None:
         lead = sandwich.read_text(encoding="utf-8").split('<h2 id="fields"')[0]  # the raw fields keep every digit
         assert "1.0829733" not in lead and "0.015966317" not in lead, sandwich.name
         assert "%" in lead
+
+
+def test_demo_text_output_says_where_the_site_is(demo) -> None:
+    """What `ledger demo` prints for people, rendered from the run's own summary."""
+    import io
+
+    from rich.console import Console
+
+    from ledger.cli.demo import render
+    from ledger.demo.summary import DemoSummary, StoppingRow
+
+    target, data = demo
+    summary = DemoSummary(**{**data, "stopping_point": [StoppingRow(**r) for r in data["stopping_point"]]})
+    out = io.StringIO()
+    render(summary, Console(file=out, width=200, soft_wrap=False, highlight=False))
+    text = out.getvalue()
+    assert f"Example campaign written to {target}" in text
+    assert "ltx2-t2v-fp32master-81x480x832" in text and "fastest accepted" in text
+    assert "ledger check --all: exit 0, 0 error(s)" in text
+    assert f"site: open {target / 'site' / 'index.html'}" in text

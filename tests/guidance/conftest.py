@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git, run_ledger
+from conftest import cli, git
 
 
 class Campaign:
@@ -28,20 +28,20 @@ class Campaign:
         return self.head()
 
     def add(self, kind: str, data: dict, *args: str, ok: bool = True):
-        result = run_ledger(self.ledger, "add", kind, "-", *args, input=json.dumps(data))
+        result = cli(self.ledger, "add", kind, "-", *args, input=json.dumps(data))
         if ok:
             assert result.returncode == 0, result.stderr
             return result.stdout.split()[0], result.stderr
         return result
 
     def status(self) -> dict:
-        result = run_ledger(self.ledger, "status", "--format", "json")
+        result = cli(self.ledger, "status", "--format", "json")
         assert result.returncode == 0, result.stderr
         data = json.loads(result.stdout)
         return {s["key"]: s for s in data["sections"]}
 
     def check(self) -> tuple[int, list[dict]]:
-        result = run_ledger(self.ledger, "check", "--all", "--format", "json")
+        result = cli(self.ledger, "check", "--all", "--format", "json")
         data = json.loads(result.stdout)
         return result.returncode, data["violations"]
 
