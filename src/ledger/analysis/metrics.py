@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..schema.envelope import Allocation
 from ..schema.kinds import FlopAudit, Measurement
+from ..units import seconds_per
 
 
 def throughput(global_batch: int, step_s: float) -> float:
@@ -43,25 +44,65 @@ def gpu_count(measurement: Measurement) -> int | None:
     return None
 
 
+def step_seconds(measurement: Measurement) -> float | None:
+    """The median step in seconds, whatever time unit it was recorded in (ms, us, min...);
+    None when it has none or its unit is not a time (rule unit-known refuses such a record
+    when it asks for derived figures)."""
+    factor = seconds_per(measurement.unit)
+    if measurement.outcome != "ok" or measurement.median is None or factor is None:
+        return None
+    return measurement.median * factor
+
+
+def peaks_of(audit: FlopAudit) -> list:
+    """The audit's peak conventions: its `peak` first, then the others it names (`peaks`)."""
+    seen = {audit.peak.name}
+    out = [audit.peak]
+    for peak in audit.peaks:
+        if peak.name not in seen:
+            seen.add(peak.name)
+            out.append(peak)
+    return out
+
+
 def recompute(measurement: Measurement, audit: FlopAudit) -> dict[str, float] | None:
-    """Throughput and MFU recomputed by ledger from the median step, batch and GPU count."""
+    """Throughput and MFU recomputed by ledger from the median step (converted to seconds),
+    batch and GPU count; MFU against the audit's `peak`."""
     gpus = gpu_count(measurement)
-    if measurement.outcome != "ok" or measurement.median is None or not measurement.global_batch or not gpus:
+    step = step_seconds(measurement)
+    if step is None or step <= 0 or not measurement.global_batch or not gpus:
         return None
     return {
-        "throughput": throughput(measurement.global_batch, measurement.median),
+        "throughput": throughput(measurement.global_batch, step),
         "mfu_percent": mfu_percent(
-            audit.flop_per_sample, measurement.global_batch, measurement.median, gpus, audit.peak.tflops_per_gpu
+            audit.flop_per_sample, measurement.global_batch, step, gpus, audit.peak.tflops_per_gpu
         ),
     }
+
+
+def mfu_by_peak(measurement: Measurement, audit: FlopAudit) -> list[tuple[str, float, float]]:
+    """(peak name, TFLOP/s per GPU, MFU percent) under every peak the audit names, `peak` first."""
+    gpus = gpu_count(measurement)
+    step = step_seconds(measurement)
+    if step is None or step <= 0 or not measurement.global_batch or not gpus:
+        return []
+    return [
+        (
+            p.name,
+            p.tflops_per_gpu,
+            mfu_percent(audit.flop_per_sample, measurement.global_batch, step, gpus, p.tflops_per_gpu),
+        )
+        for p in peaks_of(audit)
+    ]
 
 
 def flop_rate_gflops(measurement: Measurement) -> float | None:
     """GFLOP/s achieved: the FLOP of one measured unit of work over its median time (seconds)."""
     m = measurement
-    if m.flop is None or not m.median or m.outcome != "ok" or m.unit != "s":
+    step = step_seconds(m)
+    if m.flop is None or not step:
         return None
-    return m.flop / m.median / 1e9
+    return m.flop / step / 1e9
 
 
 def flop_utilisation_percent(measurement: Measurement) -> float | None:

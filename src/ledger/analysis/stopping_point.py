@@ -17,7 +17,7 @@ from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, FlopAudit, Measurement, Sandwich
 from ..store.ids import id_seconds
 from .eligibility import Judge
-from .metrics import gpu_count, recompute
+from .metrics import gpu_count, recompute, step_seconds
 
 FINAL = "final"
 FASTEST = "fastest accepted"
@@ -144,8 +144,9 @@ def _gpus_of(topology: str) -> int:
 
 
 def _rank(m: Measurement, row_mfu: float | None, row_tp: float | None) -> tuple:
-    # Higher MFU, then higher throughput, then the better median wins.
-    median = m.median if m.median is not None else float("inf")
+    # Higher MFU, then higher throughput, then the better median (in seconds when it is a time) wins.
+    step = step_seconds(m)
+    median = step if step is not None else (m.median if m.median is not None else float("inf"))
     return (
         row_mfu if row_mfu is not None else -1.0,
         row_tp if row_tp is not None else -1.0,

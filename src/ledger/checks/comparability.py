@@ -84,6 +84,15 @@ def check(info: Info, lookup: Lookup, emit) -> None:
                 f"arms ran on {len(allocations)} allocations ({detail}); a sandwich is one allocation",
                 field="allocation",
             )
+        arm_allocations = {arm.allocation for arm in found.values() if arm.allocation}
+        if info.allocation and len(arm_allocations) == 1 and info.allocation not in arm_allocations:
+            emit(
+                "sandwich-arms",
+                info.path,
+                f"the sandwich is stamped on allocation {info.allocation} but its arms ran on "
+                f"{next(iter(arm_allocations))}; a sandwich is stamped where its arms ran",
+                field="allocation",
+            )
         contracts = {arm.contract for arm in found.values()} | ({info.contract} if info.contract else set())
         if len(contracts) > 1:
             detail = ", ".join(f"{name} under {arm.contract}" for name, arm in found.items())

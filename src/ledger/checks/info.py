@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Info(NamedTuple):
@@ -38,3 +38,5 @@ class Info(NamedTuple):
     when: str | None = None  # observed_at or created_at, ISO
     created: float | None = None  # created_at, seconds since the epoch
     tags: tuple[str, ...] = ()
+    #: What the derived-figures rules read (ledger.checks.derived.figures_of): (name, value) pairs.
+    figures: tuple[tuple[str, Any], ...] = ()

@@ -25,6 +25,8 @@ from ..store.ledger import shard_of
 from ..store.limits import MAX_DEPTH, MAX_INPUT_BYTES, MAX_YAML_ALIASES, canonical_too_deep
 from .artifacts import binary_reason, find_conflicts, readable
 from .comparability import verdict_problem
+from .derived import figures_of
+from .derived import record_problems as derived_problems
 from .info import Info
 from .provenance import local_paths
 from .result import ERROR, WARNING, Violation
@@ -429,6 +431,7 @@ def record_rules(display: str, record: Any, kind: str, rules: FileRules, out: li
         problem = verdict_problem(record)
         if problem:
             out.append(_v(rules, "sandwich-verdict", display, problem, field="verdict"))
+    derived_problems(display, record, kind, rules, out)
 
 
 def info_of(path: str, record: Any) -> Info:
@@ -467,6 +470,7 @@ def info_of(path: str, record: Any) -> Info:
         when=record.when.isoformat(),
         created=record.created_at.timestamp(),
         tags=tuple(record.tags),
+        figures=figures_of(record),
     )
 
 

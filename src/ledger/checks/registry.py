@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError, Problem
-from . import artifacts, comparability, guidance, history, keyedrows, pages, provenance, records
+from . import artifacts, comparability, derived, guidance, history, keyedrows, pages, provenance, records
 from .rule import SEVERITIES, Rule
 
 #: The rule families, one module each; each exports its rules as `RULES`.
-FAMILIES = (artifacts, records, comparability, history, pages, keyedrows, provenance, guidance)
+FAMILIES = (artifacts, records, comparability, derived, history, pages, keyedrows, provenance, guidance)
 
 #: Every rule by id, in family order.
 RULES: dict[str, Rule] = {rule.id: rule for family in FAMILIES for rule in family.RULES}

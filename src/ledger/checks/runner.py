@@ -25,7 +25,7 @@ from ..errors import InputError, Problem
 from ..git import EMPTY_TREE, Git, GitError, is_zero
 from ..schema.registry import KINDS, record_adapter
 from ..store.ledger import lstat_chain, shard_of
-from . import comparability, guidance
+from . import comparability, derived, guidance
 from .cache import VerificationCache, clean_blobs
 from .history import STATUS_WORDS, ignore_problems, walk_records_history
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
@@ -59,6 +59,8 @@ FILE_RULES = (
     "parse-limits",
     "supersedes-chain",
     "record-time",
+    "unit-known",
+    "derived-figures",
 )
 #: Below this many records a whole-ledger check runs in one process (a pool costs ~50 ms).
 POOL_THRESHOLD = 4000
@@ -201,6 +203,7 @@ class Checker:
                         field=where,
                     )
             comparability.check(info, lookup, self.emit)
+            derived.check(info, lookup, self.emit)
         self.check_chains(new, lookup)
         self.check_shas(new)
 

@@ -47,6 +47,23 @@ from .writing import open_for_writing
     metavar="A X B",
     help="Sandwich three measurements already in the ledger instead of running commands.",
 )
+@click.option("--family", default=None, help="The family of changes the candidate belongs to (decisions index it).")
+@click.option("--mechanism", default=None, help="Why the candidate should change the figure.")
+@click.option("--tag", "tags", multiple=True, help="A tag for the sandwich record (repeat for more).")
+@click.option("--link-url", "link_urls", multiple=True, help="A URL the evidence lives at (repeat for more).")
+@click.option("--tracker-run", "tracker_runs", multiple=True, help="A tracker run id, e.g. W&B (repeat for more).")
+@click.option(
+    "--observed-at",
+    default=None,
+    help="When the sandwich was measured (ISO date or time); with --records the default is its last arm's.",
+)
+@click.option(
+    "--regate",
+    is_flag=True,
+    default=False,
+    help="The candidate is the measured source moved to a newer commit: a neutral verdict carries the "
+    "stopping point forward to it (see docs/guide/guidance.md).",
+)
 @click.option("--dry-run", is_flag=True, default=False, help="Run and print the verdict; write nothing.")
 @stamping_options
 @FORMAT_OPTION
@@ -65,6 +82,13 @@ def command(
     higher_is_better,
     timeout,
     record_ids,
+    family,
+    mechanism,
+    tags,
+    link_urls,
+    tracker_runs,
+    observed_at,
+    regate,
     dry_run,
     source_path,
     source_sha,
@@ -83,6 +107,7 @@ def command(
 
     ledger = open_for_writing(ctx)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
+    fields = _fields(family, mechanism, tags, link_urls, tracker_runs, observed_at, regate)
     if record_ids:
         if a_cmd or candidate_cmd or b_cmd:
             raise click.UsageError("give either --records A X B or commands (--a, --candidate), not both")
@@ -94,8 +119,14 @@ def command(
             title=title,
             stamping=stamping,
             write=not dry_run,
+            fields=fields,
         )
     else:
+        if fields:
+            raise click.UsageError(
+                "--family, --mechanism, --tag, --link-url, --tracker-run, --observed-at and --regate go with "
+                "--records A X B (a sandwich of recorded arms)"
+            )
         if not a_cmd or not candidate_cmd:
             raise click.UsageError("--a CMD and --candidate CMD are required (or --records A X B)")
         a_arm, candidate_arm = Arm(command=split_command(a_cmd)), Arm(command=split_command(candidate_cmd))
@@ -163,3 +194,22 @@ def command(
     elif dry_run:
         out.print("dry run: nothing written")
     return 0
+
+
+def _fields(family, mechanism, tags, link_urls, tracker_runs, observed_at, regate) -> dict:
+    """The sandwich record's own fields given on the command line (validated by `ledger add`'s schema)."""
+    fields: dict = {}
+    if family:
+        fields["family"] = family
+    if mechanism:
+        fields["mechanism"] = mechanism
+    if tags:
+        fields["tags"] = list(tags)
+    links = {k: list(v) for k, v in (("urls", link_urls), ("tracker_runs", tracker_runs)) if v}
+    if links:
+        fields["links"] = links
+    if observed_at:
+        fields["observed_at"] = observed_at
+    if regate:
+        fields["regate"] = True
+    return fields

@@ -34,6 +34,7 @@ from ..redact import redact
 from ..store.add import Stamping, add
 from ..store.inputs import Item
 from ..store.stamps import detect_allocation
+from ..units import convert, same_quantity
 
 ARMS = ("a", "candidate", "b")
 ARM_NAMES = {"a": "A", "candidate": "candidate", "b": "B"}
@@ -522,8 +523,13 @@ def sandwich_from_records(
     title: str | None = None,
     stamping: Any = None,
     write: bool = True,
+    fields: dict[str, Any] | None = None,
 ) -> SandwichRun:
-    """A sandwich of three measurements already in the ledger; refused across allocations or contracts."""
+    """A sandwich of three measurements already in the ledger; refused across allocations or contracts.
+
+    The record carries the candidate arm's source commit (unless `stamping` names one), its
+    arms' allocation, the latest of its arms' `observed_at`, and `fields` (family, mechanism,
+    tags, links, regate, observed_at...) as given."""
 
     records = {label: ledger.get(rid) for label, rid in zip(ARMS, (a_id, candidate_id, b_id))}
     ids = [r.id for r in records.values()]
@@ -565,7 +571,11 @@ def sandwich_from_records(
     if problems:
         raise InputError("the arms are not measurements with values; nothing was written", problems)
     check_same_allocation_and_contract(records)
-    kinds = {(r.metric, r.unit, r.lower_is_better) for r in records.values()}
+    # Arms recorded in different units of time (one in ms, one in s) are one metric: their
+    # values are taken in the candidate's unit.
+    unit = records["candidate"].unit
+    convertible = all(same_quantity(r.unit, unit) for r in records.values())
+    kinds = {(r.metric, unit if convertible else r.unit, r.lower_is_better) for r in records.values()}
     if len(kinds) > 1:
         raise InputError(
             "arms measure different things",
@@ -576,6 +586,7 @@ def sandwich_from_records(
             ],
         )
     metric, unit, lower = kinds.pop()
+    values = {label: convert(r.median, r.unit, unit) for label, r in records.items()}
     floor = floor_from_config(ledger.config) if floor_percent is None else floor_percent
     extra: dict[str, float] = {}
     if all(r.mfu_percent is not None for r in records.values()):
@@ -583,9 +594,9 @@ def sandwich_from_records(
             records["candidate"].mfu_percent - (records["a"].mfu_percent + records["b"].mfu_percent) / 2
         )
     result = compute(
-        records["a"].median,
-        records["candidate"].median,
-        records["b"].median,
+        values["a"],
+        values["candidate"],
+        values["b"],
         floor_percent=floor,
         lower_is_better=lower,
         extra_deltas=extra,
@@ -610,8 +621,33 @@ def sandwich_from_records(
         body["candidate_label"] = candidate_label
     if records["a"].contract:
         body["contract"] = records["a"].contract
+    stamping = stamping or Stamping()
+    body.update(_from_arms(records, stamping))
+    body.update(fields or {})
     [outcome.sandwich] = add(ledger, "sandwich", [Item(body, "<sandwich>", None)], stamping or Stamping())
     return outcome
+
+
+def _from_arms(records: dict[str, Any], stamping: Any) -> dict[str, Any]:
+    """What a sandwich of recorded arms takes from them: the candidate's commit (unless the
+    command line names a source) and the latest of the arms' `observed_at`."""
+    body: dict[str, Any] = {}
+    if stamping.source is None and stamping.source_path is None:
+        # The sandwich measured the candidate's source: it carries the candidate arm's commit,
+        # never the HEAD of whatever checkout the command ran in.
+        candidate = records["candidate"]
+        if candidate.source is not None:
+            body["source"] = candidate.source.model_dump(mode="json", exclude_none=True)
+        elif candidate.source_unknown:
+            body["source_unknown"] = candidate.source_unknown
+    observed = [r.observed_at for r in records.values() if r.observed_at is not None]
+    if observed:
+        # Observed when its last arm was: a re-entered campaign files it under its own day.
+        body["observed_at"] = max(observed).isoformat().replace("+00:00", "Z")
+        precisions = {r.observed_at_precision for r in records.values() if r.observed_at_precision}
+        if len(precisions) == 1:
+            body["observed_at_precision"] = precisions.pop()
+    return body
 
 
 def split_command(text: str) -> str:

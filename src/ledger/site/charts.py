@@ -8,7 +8,9 @@
   point is drawn hollow and never joined to the healthy line.
 - Every point with a spread carries a bar: the interquartile range of its samples, or the
   recorded min-max range.
-- The y-axis starts at zero, with its unit; the x-axis names what it orders by.
+- The y-axis starts at zero, with its unit; the x-axis names what it orders by. A metric
+  recorded in several units of time (ms and s) is one chart, in the unit most of its
+  points were recorded in, every point converted (never two charts with one title).
 - Deterministic SVG: a fixed `svg.hashsalt`, no date, text as text, no JavaScript.
   matplotlib is imported here only, so `ledger add` and `ledger check` never load it.
 """
@@ -29,6 +31,7 @@ from ..analysis.figures import interquartile, quote_width
 from ..analysis.metrics import recompute
 from ..analysis.stopping_point import _gpus_of
 from ..schema.kinds import FlopAudit, Measurement
+from ..units import convert, is_time
 from .context import Page, SiteData
 
 INDEX = "charts/index.md"
@@ -147,6 +150,8 @@ def collect(data: SiteData) -> list[Chart]:
     contracts = {c.id: c.name for c in data.by_kind.get("contract", [])}
     audits = {a.contract: a for a in data.by_kind.get("flop-audit", []) if isinstance(a, FlopAudit) and a.contract}
     groups: dict[tuple[str, str, str], list[Point]] = defaultdict(list)
+    #: Points recorded in a unit of time are grouped as "time" and converted when charted.
+    units_of: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     # The current contract's sweep is charted over its parameter on the Sweeps page, not by
     # commit (where every point of a sweep lands on one commit); another contract's sweep has no
     # Sweeps page, so it stays here. Superseded records are corrections' past, not points.
@@ -171,9 +176,9 @@ def collect(data: SiteData) -> list[Chart]:
         base: dict[str, Any] = dict(
             id=m.id, when=m.when, topology=topology, allocation=alloc, commit=commit, eligible=eligible
         )
-        groups[(m.metric, cid, m.unit)].append(
-            Point(value=m.median, low=low, high=high, spread=kind, status=_status(m, readings), **base)
-        )
+        key = (m.metric, cid, TIME if is_time(m.unit) else m.unit)
+        groups[key].append(Point(value=m.median, low=low, high=high, spread=kind, status=_status(m, readings), **base))
+        units_of[key].append(m.unit)
         audit = data.by_id.get(m.flop_audit) if m.flop_audit else audits.get(cid)
         derived = recompute(m, audit) if isinstance(audit, FlopAudit) else None
         mfu = derived["mfu_percent"] if derived else m.mfu_percent
@@ -190,6 +195,8 @@ def collect(data: SiteData) -> list[Chart]:
     charts = []
     used: set[str] = set()
     for (metric, cid, unit), points in sorted(groups.items()):
+        if unit == TIME:
+            unit = _convert_points(points, units_of[(metric, cid, unit)])
         contract = contracts.get(cid, "")
         slug = _slug(f"{metric}-{contract}" if contract else metric)
         while slug in used:
@@ -199,6 +206,26 @@ def collect(data: SiteData) -> list[Chart]:
         _place(chart, data.commit_order)
         charts.append(chart)
     return charts
+
+
+#: The group key of the points recorded in a unit of time (converted to one unit per chart).
+TIME = "\0time"
+
+
+def _convert_points(points: list[Point], units: list[str]) -> str:
+    """Every point in the unit most of them were recorded in (ties: the longer unit, so
+    figures stay small); `units[i]` is the unit point i was recorded in."""
+    counts: dict[str, int] = defaultdict(int)
+    for u in units:
+        counts[u] += 1
+    target = max(counts, key=lambda u: (counts[u], convert(1.0, u, "s"), u))
+    for p, u in zip(points, units, strict=True):
+        if u == target:
+            continue
+        p.value = convert(p.value, u, target)
+        p.low = None if p.low is None else convert(p.low, u, target)
+        p.high = None if p.high is None else convert(p.high, u, target)
+    return target
 
 
 def _place(chart: Chart, order: dict[str, tuple[int, str]]) -> None:
