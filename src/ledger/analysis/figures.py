@@ -20,7 +20,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from ..numbers import as_recorded
+from ..numbers import TYPED_DIGITS, as_recorded
 
 #: torch.utils.benchmark's bounds: never fewer than 1, never more than 4 figures.
 MIN_DIGITS = 1
@@ -304,35 +304,110 @@ def recorded_resolution(*values: float | None) -> float | None:
     return 10.0 ** -max(places) if places else None
 
 
-def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
-    """A sandwich's figures as every surface prints them.
+def _place_of(resolution: float) -> int:
+    """The decimal place of `resolution`'s leading digit (0.0456 -> -2)."""
+    return math.floor(math.log10(abs(float(resolution))))
 
-    Each arm to the digits its measurement's spread supports (`uncertainty_of(id)` gives it
-    in percent); where the arm is not in the ledger, the drift |A - B| is the spread. The
-    delta to the digits the drift supports (the drift is the baseline's own uncertainty);
-    drift and floor, themselves spreads, to two significant figures.
+
+def _at(value: float, place: int, unit: str, *, sign: bool = False) -> str:
+    """`value` rounded at decimal `place`; a nonzero value never reads 0 (its first nonzero
+    digit is kept) and a signed one keeps its sign."""
+    number = float(value)
+    while True:
+        text = f"{round(number, -place):.{max(0, -place)}f}"
+        if number == 0 or text.lstrip("+-").strip("0.") != "" or place < -12:
+            break
+        place -= 1  # +0.034664% against a 1% drift reads +0.03%, never 0%
+    if sign and number > 0:
+        text = "+" + text
+    return _join(text, unit)
+
+
+def _typed(value: float) -> bool:
+    """True when `value` reads as a typed figure (at most TYPED_DIGITS significant figures),
+    not a computed one."""
+    shortest = repr(float(value))
+    return "e" not in shortest and len(shortest.lstrip("-").replace(".", "").lstrip("0")) <= TYPED_DIGITS
+
+
+def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
+    """A sandwich's figures as every surface prints them, so a reader recomputes the shown
+    delta from the shown arms.
+
+    With a spread (an arm in the ledger with samples or a range): the delta at the leading
+    digit of its uncertainty, the drift |A - B| (or the arms' recorded resolution); the arms
+    and the midpoint at the same place, and never coarser than an arm's own spread allows;
+    the percent to the last place of the drift as shown (two figures). Without any (arms transcribed from a
+    report): every figure as recorded, a computed midpoint, delta or percent at the place the
+    arms were recorded to. A delta never rounds to zero and never loses its sign; drift and
+    floor, themselves spreads, to two significant figures.
     """
     drift_abs = abs(s.a_value - s.b_value) or None
-    # Where A and B are equal (a transcribed sandwich with one published baseline), the
-    # delta is still no finer than the last digit the three values were recorded with:
-    # -1.083% from 0.707866 and 0.7002, never -1.0829733%.
-    resolution = drift_abs or recorded_resolution(s.a_value, s.b_value, s.candidate_value)
+    recorded = recorded_resolution(s.a_value, s.b_value, s.candidate_value)
     midpoint = abs(s.midpoint) if s.midpoint else None
-    resolution_percent = s.drift_percent or (resolution / midpoint * 100 if resolution and midpoint else None)
+    spreads = {
+        rid: uncertainty_of(rid) if uncertainty_of and rid else None for rid in (s.control_a, s.candidate, s.control_b)
+    }
+    spread = any(v for v in spreads.values())
+    rough = {"drift_percent": quote_rough(s.drift_percent, "%"), "floor_percent": quote_rough(s.floor_percent, "%")}
+    if not spread:
+        # As recorded: the arms are all the evidence there is; derived figures at the place
+        # the arms were written to (-1.083% from 0.707866 and 0.7002, never -1.0829733%).
+        place = _place_of(recorded) if recorded else None
 
-    def arm(rid, value):
-        pct = uncertainty_of(rid) if uncertainty_of and rid else None
-        return quote(value, pct, s.unit) if pct else quote_spread(value, drift_abs, s.unit)
+        def derived(value, unit, *, sign=False, percent=False):
+            if _typed(value) and not (percent and place is None):
+                text = as_recorded(float(value))
+                if sign and float(value) > 0:
+                    text = "+" + text
+                return _join(text, unit)
+            if place is None:
+                return _join(as_recorded(float(value)), unit)
+            if percent:
+                return _at(value, _place_of(10.0**place / midpoint * 100) if midpoint else place, unit, sign=sign)
+            # A half-sum needs one decimal more than its terms (0.721165 from 0.72104 and
+            # 0.72129), never a zero the arms did not give.
+            text = _at(value, place - 1, "", sign=sign)
+            if place - 1 < 0 and text.endswith("0") and "." in text:
+                text = text[:-1].rstrip(".")
+            return _join(text, unit)
 
+        return {
+            "a": _join(as_recorded(float(s.a_value)), s.unit),
+            "candidate": _join(as_recorded(float(s.candidate_value)), s.unit),
+            "b": _join(as_recorded(float(s.b_value)), s.unit),
+            "midpoint": derived(s.midpoint, s.unit)
+            if not _typed(s.midpoint)
+            else _join(as_recorded(s.midpoint), s.unit),
+            "delta": derived(s.delta, s.unit, sign=True),
+            "delta_percent": derived(s.delta_percent, "%", sign=True, percent=True),
+            **rough,
+        }
+    resolution = drift_abs or recorded or abs(s.delta) or 1.0
+    place = _place_of(resolution)
+    # The arms and the midpoint at the delta's place: the shown delta is the shown candidate
+    # minus the shown midpoint, give or take one in its last digit; never coarser than an
+    # arm's own spread supports.
+    arm_place = place
+    for rid, value in ((s.control_a, s.a_value), (s.candidate, s.candidate_value), (s.control_b, s.b_value)):
+        pct = spreads.get(rid)
+        if pct and value:
+            digits = supported_digits(value, abs(value) * pct / 100.0)
+            arm_place = min(arm_place, math.floor(math.log10(abs(value))) + 1 - digits)
+    # The percent to the last place of the drift as it is shown (two significant figures):
+    # -0.73% beside a 1.5% drift reads -0.7%, not -1%.
+    if s.drift_percent:
+        percent_place = _place_of(s.drift_percent) - 1
+    else:
+        percent_place = _place_of(resolution / midpoint * 100) if midpoint else place
     return {
-        "a": arm(s.control_a, s.a_value),
-        "candidate": arm(s.candidate, s.candidate_value),
-        "b": arm(s.control_b, s.b_value),
-        "midpoint": quote_spread(s.midpoint, drift_abs, s.unit),
-        "delta": quote_delta(s.delta, resolution, s.unit),
-        "delta_percent": quote_delta(s.delta_percent, resolution_percent, "%"),
-        "drift_percent": quote_rough(s.drift_percent, "%"),
-        "floor_percent": quote_rough(s.floor_percent, "%"),
+        "a": _at(s.a_value, arm_place, s.unit),
+        "candidate": _at(s.candidate_value, arm_place, s.unit),
+        "b": _at(s.b_value, arm_place, s.unit),
+        "midpoint": _at(s.midpoint, arm_place, s.unit),
+        "delta": _at(s.delta, place, s.unit, sign=True),
+        "delta_percent": _at(s.delta_percent, percent_place, "%", sign=True),
+        **rough,
     }
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from functools import partial
+from types import SimpleNamespace
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..analysis.figures import measurement_uncertainty, sandwich_figures
 from ..collectors.sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
 from .add import build_stamping, stamping_options
 from .console import console
@@ -176,15 +178,29 @@ def command(
         return 0
 
     unit = outcome.sandwich.unit if outcome.sandwich is not None else ""
+    # The figures as every page prints them: arms with the digits that let a reader
+    # recompute the delta from them (analysis.figures.sandwich_figures).
+    spreads = {getattr(m, "id", None): measurement_uncertainty(m) for m in outcome.measurements.values()}
+    shown = sandwich_figures(
+        SimpleNamespace(
+            **r.record_fields(),
+            unit=unit,
+            control_a=ids.get("a"),
+            candidate=ids.get("candidate"),
+            control_b=ids.get("b"),
+        ),
+        spreads.get,
+    )
     table = Table(show_header=True, header_style="bold")
     for col in ("arm", "value", "record"):
         table.add_column(col)
-    for label, name, value in (("a", "A", r.a), ("candidate", "candidate", r.candidate), ("b", "B", r.b)):
-        table.add_row(name, f"{value:.6g} {unit}".strip(), ids.get(label) or "-")
+    for label, name in (("a", "A"), ("candidate", "candidate"), ("b", "B")):
+        table.add_row(name, shown[label].strip(), ids.get(label) or "-")
     out = console()
     out.print(table)
     out.print(
-        f"midpoint {r.midpoint:.6g}  delta {r.delta:+.6g} ({r.delta_percent:+.3f}%)  drift {r.drift_percent:.3f}%  floor {r.floor_percent:.3f}%"
+        f"midpoint {shown['midpoint']}  delta {shown['delta']} ({shown['delta_percent']})  "
+        f"drift {shown['drift_percent']}  floor {shown['floor_percent']}"
     )
     for key, value in r.extra_deltas.items():
         out.print(f"{key} {value:+.3f}")

@@ -16,14 +16,14 @@ INDEX = "report/index.md"
 REPORT_CHUNK = 1000
 
 
-def _verdict(record) -> str:
+def _verdict(record, spread_of=None) -> str:
     # Rejections and refutations are said out loud in the report, not only on the record page.
     if record.kind == "decision":
         return record.verdict
     if record.kind == "hypothesis":
         return record.status
     if record.kind == "sandwich":
-        return f"{record.verdict} {sandwich_figures(record)['delta_percent']}"
+        return f"{record.verdict} {sandwich_figures(record, spread_of)['delta_percent']}"
     if record.kind == "measurement" and record.outcome != "ok":
         return record.outcome
     if record.kind == "gate":
@@ -48,7 +48,8 @@ def render(data: SiteData, env) -> Iterator[Page]:
             days: dict[str, list] = defaultdict(list)
             for r in chunk:
                 days[r.when.strftime("%Y-%m-%d")].append(r)
-            verdicts = {r.id: (verdict(_verdict(r)) + Markup(" ")) if _verdict(r) else Markup("") for r in chunk}
+            said = {r.id: _verdict(r, data.spread_percent) for r in chunk}
+            verdicts = {r.id: (verdict(said[r.id]) + Markup(" ")) if said[r.id] else Markup("") for r in chunk}
             yield Page(
                 page, template.render(data=data, page=page, label=label, days=list(days.items()), verdicts=verdicts)
             )
