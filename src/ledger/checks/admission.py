@@ -16,9 +16,10 @@ every batch, whoever writes (add, importers, the sandwich runner, the collectors
 
 from __future__ import annotations
 
-import json
+from pathlib import PurePosixPath
 from typing import Any
 
+from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
 from ..schema.envelope import Envelope
 from ..schema.kinds import Environment
@@ -26,9 +27,12 @@ from ..schema.registry import KINDS
 from ..store.canonical import canonical_bytes
 from ..store.ledger import Ledger, shard_of
 from . import guidance
+from .crossrecord import check_attachments, check_unique, cross_checks
+from .findings import Findings
 from .records import FileRules, Info, info_of, inspect_artifact, inspect_file, placement_rules, record_rules
+from .registry import configure
 from .result import ERROR, WARNING, Violation
-from .runner import Checker, _read_fs
+from .trees import DiskTree
 
 #: Rules of `check` that judge history or pages, not new records: they never run at add.
 NOT_AT_ADD = frozenset(
@@ -41,7 +45,8 @@ class Admission:
 
     def __init__(self, ledger: Ledger):
         self.ledger = ledger
-        self.checker = Checker(ledger, "add")
+        self.active = configure(ledger.config.rules, CONFIG_NAME)
+        self.tree = DiskTree(ledger)
         self.warnings: list[Violation] = []
 
     # -- the hook ----------------------------------------------------------------------------
@@ -78,34 +83,40 @@ class Admission:
 
     def judge(self, records: list[dict[str, Any]], models: list[Envelope] | None = None) -> list[Violation]:
         """Every violation `check` would report about these records, given the ledger on disk."""
-        checker = self.checker
-        checker.result.violations = []
-        checker.infos = {}
-        active = checker.active
-        infos = self.one_by_one(records, models)
+        f = Findings("add", self.ledger.config, self.active)
+        infos = self.one_by_one(f, records, models)
         batch = {i.id: i for i in infos}
-        checker.infos.update(batch)
-        known: dict[str, bool] = {}
+        known: dict[str, Info] = dict(batch)
+        exists_on_disk: dict[str, bool] = {}
 
         def exists(ref: str) -> bool:
-            if ref not in batch and ref not in known:
-                known[ref] = self.ledger.exists(ref)
-            return ref in batch or known[ref]
+            if ref not in batch and ref not in exists_on_disk:
+                exists_on_disk[ref] = self.ledger.exists(ref)
+            return ref in batch or exists_on_disk[ref]
 
-        checker.cross_checks(infos, self.lookup, exists)
-        if "unique-key" in active:
-            checker.check_unique(infos, self.keys_on_disk({i.kind for i in infos if i.keys}, infos))
-        if "attachments" in active:
-            root = self.ledger.records_dir
-            for info in infos:
-                checker.check_attachment(info, lambda rel: _read_fs(root, rel))
-        self.guidance(records, infos)
-        return [v for v in checker.result.violations if v.rule not in NOT_AT_ADD]
+        def lookup(ref: str) -> Info | None:
+            """A referenced record's `Info`: the batch's, else read from disk."""
+            if ref in known:
+                return known[ref]
+            found = self.tree.find({ref})
+            if ref not in found:
+                return None
+            rel, raw = found[ref]
+            _, info = inspect_file(rel, raw, FileRules(prefix=f.records_rel + "/"))
+            if info is not None:
+                known[ref] = info
+            return info
 
-    def one_by_one(self, records: list[dict[str, Any]], models: list[Envelope] | None) -> list[Info]:
+        cross_checks(f, infos, lookup, exists, self.ledger.root)
+        if f.on("unique-key"):
+            check_unique(f, infos, self.keys_on_disk({i.kind for i in infos if i.keys}, infos), self.tree)
+        check_attachments(f, infos, self.tree)
+        self.guidance(f, records, infos)
+        return [v for v in f.result.violations if v.rule not in NOT_AT_ADD]
+
+    def one_by_one(self, f: Findings, records: list[dict[str, Any]], models: list[Envelope] | None) -> list[Info]:
         """The per-file rules on each record's canonical bytes; the records' `Info`."""
-        checker = self.checker
-        rules = checker.file_rules()
+        rules = f.file_rules()
         infos: list[Info] = []
         for n, data in enumerate(records):
             raw = canonical_bytes(data)
@@ -119,76 +130,46 @@ class Admission:
                 placement_rules(rel, display, raw, data, model.kind, rules, found)
                 record_rules(display, model, model.kind, rules, found)
                 info = info_of(display, model)
-            checker.result.violations.extend(found)
+            f.extend(found)
             if info is not None:
                 infos.append(info)
         return infos
 
-    def lookup(self, ref: str) -> Info | None:
-        """A referenced record's `Info`: the batch's, else read from disk."""
-        checker = self.checker
-        if ref in checker.infos:
-            return checker.infos[ref]
-        path = self.ledger.find(ref)
-        if path is None:
-            return None
-        rel = path.relative_to(self.ledger.records_dir).as_posix()
-        _, info = inspect_file(rel, path.read_bytes(), FileRules(prefix=checker.records_rel + "/"))
-        if info is not None:
-            checker.infos[ref] = info
-        return info
-
-    def guidance(self, records: list[dict[str, Any]], infos: list[Info]) -> None:
+    def guidance(self, f: Findings, records: list[dict[str, Any]], infos: list[Info]) -> None:
         """rejected-family and baseline-eligibility against the ledger as it stands."""
-        checker = self.checker
-        active = checker.active
-        if "rejected-family" in active and any(i.family for i in infos if i.kind != "decision"):
-            decisions = self.on_disk("decision") + [i for i in infos if i.kind == "decision"]
+        if f.on("rejected-family") and any(i.family for i in infos if i.kind != "decision"):
+            decisions = self.on_disk(f, "decision") + [i for i in infos if i.kind == "decision"]
             guidance.check_families(
                 infos,
                 decisions,
-                checker.emit,
-                active["rejected-family"].params["verdicts"],
+                f.emit,
+                f.params("rejected-family")["verdicts"],
                 guidance.superseded_of(infos) | guidance.superseded_of(decisions),
             )
-        if "baseline-eligibility" in active and any(i.kind == "measurement" and i.health == "healthy" for i in infos):
+        if f.on("baseline-eligibility") and any(i.kind == "measurement" and i.health == "healthy" for i in infos):
             envs = {e.id: e for e in self.environments()}
             for data in records:
                 if data["kind"] == "environment":
                     envs[data["id"]] = Environment.model_validate(data)
-            guidance.check_eligibility(infos, envs, active["baseline-eligibility"].params, checker.emit)
+            guidance.check_eligibility(infos, envs, f.params("baseline-eligibility"), f.emit)
 
     # -- the ledger as it stands ---------------------------------------------------------------
 
     def keys_on_disk(self, kinds: set[str], new: list[Info]) -> dict[str, dict[str, list[str]]]:
         """kind -> "field=json" -> paths (relative to the kind's folder) of keyed records on disk."""
-        out: dict[str, dict[str, list[str]]] = {}
         batch = {i.id for i in new}
+        out: dict[str, dict[str, list[str]]] = {}
         for kind in kinds:
-            fields = KINDS[kind].UNIQUE_KEYS
-            keys: dict[str, list[str]] = {}
-            base = self.ledger.records_dir / kind
-            for path in self.ledger.iter_paths(kind):
-                if path.stem in batch:
-                    continue
-                try:
-                    data = json.loads(path.read_bytes())
-                except (OSError, ValueError):
-                    continue  # schema-valid reports it at check
-                if not isinstance(data, dict):
-                    continue
-                for name in fields:
-                    if name in data:
-                        key = f"{name}={json.dumps(data[name], sort_keys=True)}"
-                        keys.setdefault(key, []).append(path.relative_to(base).as_posix())
-            out[kind] = keys
+            keys = self.tree.keys(kind, KINDS[kind].UNIQUE_KEYS)
+            kept = {k: [p for p in paths if PurePosixPath(p).stem not in batch] for k, paths in keys.items()}
+            out[kind] = {k: paths for k, paths in kept.items() if paths}
         return out
 
-    def on_disk(self, kind: str) -> list[Info]:
+    def on_disk(self, f: Findings, kind: str) -> list[Info]:
         out = []
         for path in self.ledger.iter_paths(kind):
             rel = path.relative_to(self.ledger.records_dir).as_posix()
-            _, info = inspect_file(rel, path.read_bytes(), FileRules(prefix=self.checker.records_rel + "/"))
+            _, info = inspect_file(rel, path.read_bytes(), FileRules(prefix=f.records_rel + "/"))
             if info is not None:
                 out.append(info)
         return out

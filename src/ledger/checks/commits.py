@@ -1,0 +1,369 @@
+"""What a range of commits adds (`--base REF`, `--pushed`, `--pre-push`), judged by the base
+side's committed config, and the records folder's whole history (append-only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePosixPath
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from .. import pages as pages_mod
+from ..analysis.families import norm
+from ..config import CONFIG_NAME
+from ..git import EMPTY_TREE, Git
+from ..schema.registry import KINDS
+from ..store.ledger import Ledger
+from . import guidance
+from .crossrecord import check_attachments, check_unique, cross_checks, live_issue_owners
+from .findings import Findings
+from .history import STATUS_WORDS, walk_records_history
+from .info import Info
+from .keyedrows import check_file, declared_changes, declared_files, page_declaration
+from .pages import owed_of_page, page_settings
+from .perfile import check_pages
+from .policy import Policy, accepts_config_change, config_at, judge_config
+from .records import FileRules, inspect_artifact, inspect_batch, inspect_file, stamp_time
+from .registry import RULES
+from .shas import Pushing
+from .trees import CommitTree
+
+
+def ledger_prefix(ledger: Ledger, git: Git) -> str:
+    """The ledger's folder inside its repository, "" at the top, else with a trailing "/"."""
+    rel = ledger.root.resolve().relative_to(git.toplevel.resolve()).as_posix()
+    return "" if rel == "." else rel + "/"
+
+
+class RangeCheck:
+    """One range of commits, BASE to HEAD: the records it adds, the pages and config it
+    changes. `known` (id -> Info) is shared by the ranges of one push: what one range read,
+    the next need not read again."""
+
+    def __init__(
+        self,
+        f: Findings,
+        ledger: Ledger,
+        git: Git,
+        base: str,
+        head: str,
+        known: dict[str, Info],
+        pushing: Pushing | None = None,
+    ):
+        self.f = f
+        self.ledger = ledger
+        self.git = git
+        self.base = base
+        self.head = head
+        self.known = known
+        self.pushing = pushing
+        self.prefix = ledger_prefix(ledger, git)
+
+    def rel(self, path: str) -> str:
+        """A repository path relative to the ledger's root."""
+        return path[len(self.prefix) :]
+
+    def run(self) -> None:
+        f, git = self.f, self.git
+        f.result.ranges.append((self.base, self.head))
+        policy = judge_config(
+            config_at(git, self.base, self.prefix + CONFIG_NAME),
+            config_at(git, self.head, self.prefix + CONFIG_NAME),
+            self.ledger.config,
+        )
+        f.use(policy.config, policy.active)
+        # The folders as the base side's config names them.
+        self.rec_prefix = f"{self.prefix}{f.records_rel}/"
+        self.spec_prefix = f"{self.prefix}{f.specs_rel}/"
+        self.base_tree = CommitTree(git, self.base, self.rec_prefix)
+        self.head_tree = CommitTree(git, self.head, self.rec_prefix)
+        added, pages_changed, linked = self.changes()
+        infos = self.records(added, policy)
+        self.fetch({ref for info in infos for _, ref in info.refs})
+        cross_checks(f, infos, self.known.get, lambda ref: ref in self.known, self.ledger.root, self.pushing)
+        if f.on("unique-key"):
+            existing = {k: self.base_tree.keys(k, KINDS[k].UNIQUE_KEYS) for k in {i.kind for i in infos if i.keys}}
+            check_unique(f, infos, existing, self.base_tree)
+        if f.on("rejected-family") and any(i.family for i in infos):
+            self.families(infos)
+        check_attachments(f, infos, self.head_tree)
+        self.pages(pages_changed, linked)
+
+    def changes(self) -> tuple[list[str], list[str], set[str]]:
+        """Records added, pages changed, and paths committed as links (never read); a record changed
+        or removed is `append-only`; the config is read; declared keyed tables (and pages that
+        declare them) are checked by `keyed-rows`."""
+        f, git = self.f, self.git
+        added: list[str] = []
+        pages_changed: list[str] = []
+        config = self.prefix + CONFIG_NAME
+        keyed = declared_files(f.params("keyed-rows")) if f.on("keyed-rows") else []
+        keyed_paths = {self.prefix + d.path: d for d in keyed}
+        keyed_changes: list[tuple[str, str, str | int | None, bool]] = []  # (git path, status, key, is page)
+        changes, modes = git.diff_with_modes(
+            self.base, self.head, [self.rec_prefix, self.spec_prefix, config, *keyed_paths]
+        )
+        linked = self.links(changes, modes)
+        for status, path in changes:
+            if path in linked:
+                continue
+            if path in keyed_paths and status in "MDT":
+                keyed_changes.append((path, status, keyed_paths[path].key, False))
+                continue
+            if path.startswith(self.spec_prefix) and path.endswith(".md") and status in "MDT" and f.on("keyed-rows"):
+                keyed_changes.append((path, status, None, True))
+            if path.startswith(self.rec_prefix):
+                if status == "A":
+                    added.append(path)
+                else:
+                    words = STATUS_WORDS.get(status, "changed")
+                    f.emit("append-only", self.rel(path), f"record file {words} against {self.base[:12]}")
+            elif path.startswith(self.spec_prefix) and path.endswith(".md") and status in "AMT":
+                pages_changed.append(path)
+            elif path == config and status in "AM":
+                raw = git.read_blobs([f"{self.head}:{path}"]).get(f"{self.head}:{path}") or b""
+                f.extend(inspect_artifact(CONFIG_NAME, raw, f.file_rules(), text_page=True))
+                if status == "M":
+                    old = git.read_blobs([f"{self.base}:{path}"]).get(f"{self.base}:{path}") or b""
+                    self.mark_lowered(old, raw)
+        if keyed_changes and self.base != EMPTY_TREE:
+            self.keyed_rows(keyed_changes)
+        return added, pages_changed, linked
+
+    def records(self, added: list[str], policy: Policy) -> list[Info]:
+        """Inspect the added record files: a loosened config needs a record that accepts it
+        (`config-change`), times are checked against their commits (`record-time`), and an id the
+        range repeats, or that the base has, is `unique-id`."""
+        f = self.f
+        raws = self.head_tree.read([p[len(self.rec_prefix) :] for p in added])
+        batch = [(p[len(self.rec_prefix) :], raw or b"") for p, raw in zip(added, raws, strict=True)]
+        violations, infos = inspect_batch(batch, f.file_rules())
+        f.extend(violations)
+        f.result.records_checked += sum(1 for p in added if p.endswith(".json"))
+        if policy.loosenings and not any(accepts_config_change(i.kind, i.tags) for i in infos):
+            for change in policy.loosenings:
+                f.emit(
+                    "config-change",
+                    CONFIG_NAME,
+                    f"the push {change.message}; it is judged by the config of {self.base[:12]}",
+                    field=change.field or None,
+                )
+        if f.on("record-time") and infos:
+            self.commit_times(infos)
+        new_ids: dict[str, Info] = {}
+        for info in infos:
+            if info.id in new_ids:
+                f.emit("unique-id", info.path, f"id {info.id} is also the id of {new_ids[info.id].path}", field="id")
+            new_ids.setdefault(info.id, info)
+        self.known.update(new_ids)
+        # Ids the push adds must not exist in the base tree under any kind.
+        if f.on("unique-id") and self.base != EMPTY_TREE and new_ids:
+            kinds_of = self.base_tree.has(set(new_ids))
+            for rid, info in new_ids.items():
+                for k in KINDS:
+                    if k in kinds_of[rid] and f"{self.rec_prefix}{k}/" not in info.path:
+                        f.emit("unique-id", info.path, f"id {rid} is already the id of a {k} record", field="id")
+        return infos
+
+    def fetch(self, wanted: set[str]) -> None:
+        """Read the records `wanted` names from the head tree (not yet known): one batch, every kind's path."""
+        wanted = wanted - set(self.known)
+        if not wanted:
+            return
+        quiet = FileRules()
+        for rid, (rel, raw) in self.head_tree.find(wanted).items():
+            _, info = inspect_file(rel, raw, quiet)
+            if info is not None:
+                self.known[rid] = info
+
+    def pages(self, pages_changed: list[str], linked: set[str]) -> None:
+        """The changed pages are checked; the high-water mark counts all of them (links are never read)."""
+        git, head = self.git, self.head
+        all_pages = [p for p in git.ls_tree(head, self.spec_prefix) if p.endswith(".md") and p not in linked]
+        texts = git.read_blobs([f"{head}:{p}" for p in all_pages])
+        pages_text = {self.rel(p): (texts.get(f"{head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
+        owners = self.issue_owners(pages_text)
+        # Records that changed pages name beside their figures (for their spread).
+        self.fetch(
+            {i for p in pages_changed for fig in pages_mod.quoted_figures(pages_text[self.rel(p)]) for i in fig.ids}
+        )
+        check_pages(self.f, pages_text, [self.rel(p) for p in pages_changed], owners.get, self.known.get)
+
+    def issue_owners(self, pages_text: dict[str, str]) -> dict[int, str | None]:
+        """Owner of each issue that an unowned Owed item of a page cites, from the head tree's issue records."""
+        issue_numbers: set[int] = set()
+        for text in pages_text.values():
+            for _, _, owner, issues in owed_of_page(text, page_settings(text)[0]):
+                if not owner:
+                    issue_numbers.update(issues)
+        if not issue_numbers:
+            return {}
+        index = self.head_tree.keys("issue", ("number",))
+        paths = [p for n in issue_numbers for p in index.get(f"number={n}", [])]
+        found = []
+        for raw in self.head_tree.read([f"issue/{p}" for p in paths]):
+            issue = json.loads(raw) if raw else {}
+            found.append(
+                (issue.get("id", ""), issue.get("number"), issue.get("owner"), set(issue.get("supersedes", [])))
+            )
+        return live_issue_owners(found)
+
+    def links(self, changes: list[tuple[str, str]], modes: dict[str, str]) -> set[str]:
+        """Paths the push adds or changes as symlinks (git mode 120000) or submodules under the
+        records or specs folders, and those folders themselves (or a parent) committed as a
+        link: each is a `symlinks` violation, and none is read."""
+        f, prefix = self.f, self.prefix
+        rec_prefix, spec_prefix = self.rec_prefix, self.spec_prefix
+        linked: set[str] = set()
+        for status, path in changes:
+            mode = modes.get(path, "")
+            under = path.startswith(rec_prefix) or path.startswith(spec_prefix)
+            if under and status in "AMT" and mode in ("120000", "160000"):
+                linked.add(path)
+                what = "a symbolic link" if mode == "120000" else "a submodule"
+                f.emit("symlinks", path[len(prefix) :], f"is committed as {what} (git mode {mode}); it is not followed")
+        folders: list[str] = []
+        for folder in (rec_prefix.rstrip("/"), spec_prefix.rstrip("/")):
+            parts = folder.split("/")
+            folders.extend("/".join(parts[: i + 1]) for i in range(len(parts)))
+        for path, mode in self.git.tree_modes(self.head, list(dict.fromkeys(folders))).items():
+            if mode != "040000":
+                f.emit("symlinks", path[len(prefix) :] or path, f"is committed as git mode {mode}, not a folder")
+        return linked
+
+    def families(self, infos: list[Info]) -> None:
+        """`rejected-family` for what a push adds: the decisions of the families it names, read
+        through a cached index of decision families at the head (cost flat in the ledger's size)."""
+        index = self.head_tree.keys("decision", ("family",), "decision-family")
+        wanted = {norm(i.family) for i in infos if i.family and i.kind != "decision"}
+        ids: set[str] = set()
+        for key, paths in index.items():
+            value = key.partition("=")[2]
+            try:
+                family = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(family, str) and norm(family) in wanted:
+                ids.update(PurePosixPath(p).stem for p in paths)
+        self.fetch(ids)
+        decisions = [self.known[i] for i in ids if i in self.known] + [i for i in infos if i.kind == "decision"]
+        guidance.check_families(
+            infos,
+            {d.id: d for d in decisions}.values(),
+            self.f.emit,
+            self.f.params("rejected-family")["verdicts"],
+            guidance.superseded_of(infos),
+        )
+
+    def commit_times(self, infos: list[Info]) -> None:
+        """record-time: created_at against the committer date of the commit that adds the file."""
+        f, git = self.f, self.git
+        params = f.params("record-time")
+        future, max_age = float(params["future_seconds"]), float(params["max_age_days"]) * 86400.0
+        span = self.head if self.base == EMPTY_TREE else f"{self.base}..{self.head}"
+        out = git.run(
+            "log",
+            "--format=%x01%ct",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            "--diff-filter=A",
+            span,
+            "--",
+            self.rec_prefix,
+        )
+        when: dict[str, float] = {}
+        stamp = None
+        for part in out.decode("utf-8", "surrogateescape").split("\0"):
+            part = part.strip("\n")
+            if part.startswith("\x01"):
+                stamp = float(part[1:].split()[0])
+            elif part and stamp is not None:
+                when[part] = stamp  # newest first: the oldest commit that adds it wins
+        fallback = float(git.text("log", "-1", "--format=%ct", self.head))
+        top_prefix = self.rec_prefix[: len(self.rec_prefix) - len(f.records_rel) - 1]
+        for info in infos:
+            if info.created is None:
+                continue
+            committed = when.get(top_prefix + info.path, fallback)
+            if info.created > committed + future:
+                f.emit(
+                    "record-time",
+                    info.path,
+                    f"created_at {stamp_time(info.created)} is after the commit that adds it ({stamp_time(committed)})",
+                    field="created_at",
+                )
+            elif info.created < committed - max_age:
+                f.emit(
+                    "record-time",
+                    info.path,
+                    f"created_at {stamp_time(info.created)} is more than {max_age / 86400:g} days before the commit "
+                    f"that adds it ({stamp_time(committed)})",
+                    field="created_at",
+                )
+
+    def keyed_rows(self, changed: list[tuple[str, str, str | int | None, bool]]) -> None:
+        """Declared keyed tables only grow: unrelated rows byte-identical, declared keys may change."""
+        git, base, head = self.git, self.base, self.head
+        specs = [f"{base}:{p}" for p, *_ in changed] + [f"{head}:{p}" for p, status, *_ in changed if status != "D"]
+        blobs = git.read_blobs(specs)
+        messages = git.text("log", "--format=%B", f"{base}..{head}", check=False)
+        declared = declared_changes(messages)
+        for path, status, key, is_page in changed:
+            old = (blobs.get(f"{base}:{path}") or b"").decode("utf-8", "replace")
+            new = "" if status == "D" else (blobs.get(f"{head}:{path}") or b"").decode("utf-8", "replace")
+            if is_page:
+                keyed_old, key_old = page_declaration(old)
+                keyed_new, key_new = page_declaration(new)
+                if not keyed_old:
+                    continue  # a page that starts declaring keyed tables has nothing published under the rule
+                key = key_old
+            allowed = declared.get(self.rel(path), set()) | declared.get(None, set())
+            check_file(self.rel(path), old, new, key, allowed, self.f.emit)
+
+    def mark_lowered(self, old: bytes, new: bytes) -> None:
+        """The owed high-water mark only goes down: a change that raises it is refused."""
+        if not self.f.on("owed-high-water"):
+            return
+        before, after = _high_water(old), _high_water(new)
+        if before is not None and after is not None and after > before:
+            self.f.emit(
+                "owed-high-water",
+                CONFIG_NAME,
+                f"rules.owed-high-water.high_water raised from {before} to {after}; the mark only goes down",
+                field="rules.owed-high-water.high_water",
+                fix=f"set it back to {before} (or lower), and give the new owed items owners or issues with owners",
+            )
+
+
+def _high_water(raw: bytes) -> int | None:
+    """rules.owed-high-water.high_water of a ledger.yaml's bytes (the rule's default when unset)."""
+    try:
+        data = YAML(typ="safe", pure=True).load(raw.decode("utf-8", "replace")) or {}
+    except YAMLError:
+        return None
+    rules = data.get("rules") if isinstance(data, dict) else None
+    rule = (rules or {}).get("owed-high-water") if isinstance(rules, dict) else None
+    value = rule.get("high_water") if isinstance(rule, dict) else None
+    if value is None:
+        value = RULES["owed-high-water"].params["high_water"]
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def check_history(f: Findings, ledger: Ledger, git: Git, head: str, use_cache: bool) -> None:
+    """append-only over the records folder's whole history at `head` (--all, --base):
+    what a `git push --no-verify` deleted or re-sealed is caught by CI on a fresh clone."""
+    if not f.on("append-only"):
+        return
+    if not git.is_repo() or not git.ok("rev-parse", "--verify", "--quiet", f"{head}^{{commit}}"):
+        return  # not committed yet: there is no history to verify
+    prefix = ledger_prefix(ledger, git)
+    for problem in walk_records_history(git, head, prefix + f.records_rel, cache=use_cache):
+        f.emit(
+            "append-only",
+            problem.path[len(prefix) :] if problem.path.startswith(prefix) else problem.path,
+            problem.message,
+            fix="Restore the file as it was first added (`git log --diff-filter=A -- FILE` finds the commit; "
+            "`git checkout COMMIT -- FILE`); a correction is a new record whose `supersedes` lists its id.",
+        )
