@@ -1,6 +1,6 @@
 """The architecture as a test: the layers of the package, read from the source's imports.
 
-    cli  >  demo  >  site | collectors  >  importers  >  checks  >  analysis | pages  >  store
+    cli  >  demo  >  site | collectors | sync  >  importers  >  checks  >  analysis | pages  >  store
          >  schema  >  config | git | redact | numbers | units  >  errors | version
 
 A module may import from its own package, from any layer below its own, and never from a
@@ -8,7 +8,8 @@ layer above or from a sibling of the same layer (`a | b`: independent). Two refi
 the one-line picture `cli | demo > site | collectors | importers > ...`: the demo is a
 library the `ledger demo` command calls, so it sits under the CLI; and the sandwich runner
 (a collector) reads its child's log with the importers' log parser, so the importers sit
-under the collectors. Every import counts, also one inside a function, which is why the
+under the collectors. `sync` (`ledger push`: fetch, merge, check, push) sits beside them,
+above the checker it runs. Every import counts, also one inside a function, which is why the
 last test keeps those to the heavy optional packages.
 
 Nothing is mocked: the source is parsed with `ast`, and the torch test runs a fresh
@@ -33,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("__main__",),
     ("cli",),
     ("demo",),
-    ("site", "collectors"),
+    ("site", "collectors", "sync"),
     ("importers",),
     ("checks",),
     ("analysis", "pages"),

@@ -18,6 +18,11 @@ from ..errors import InputError, Problem
 from ..git import Git, GitError
 
 MARKER = "# ledger-pre-push-hook"
+#: `ledger push` checks what it pushes in its own process and names here the lines it
+#: checked (`LOCAL_SHA:REMOTE_REF`, space-separated); the hook then skips its own check for
+#: them (the user's chained hook still runs). Setting it by hand skips the check as
+#: `git push --no-verify` does: the server-side CI check stays the binding one.
+CHECKED_ENV = "LEDGER_PUSH_CHECKED"
 CHAINED = "pre-push.ledger-chained"
 BACKUP = "pre-push.ledger-backup"
 
@@ -28,6 +33,13 @@ input=$(cat)
 hooks_dir=$(dirname "$0")
 if [ -x "$hooks_dir/{chained}" ]; then
     printf '%s\\n' "$input" | "$hooks_dir/{chained}" "$@" || exit $?
+fi
+if [ -n "${{{checked}:-}}" ]; then
+    unchecked=$(printf '%s\n' "$input" | while read -r _ lsha rref _; do
+        [ -n "$lsha" ] || continue
+        case " ${checked} " in *" $lsha:$rref "*) ;; *) echo "$rref" ;; esac
+    done)
+    [ -z "$unchecked" ] && exit 0
 fi
 cd "$(git rev-parse --show-toplevel)" || exit 2
 if [ -x {exe} ]; then
@@ -68,6 +80,7 @@ def render(exe: str, python: str, ledger_dir: str) -> str:
     return TEMPLATE.format(
         marker=MARKER,
         chained=CHAINED,
+        checked=CHECKED_ENV,
         exe=shlex.quote(exe),
         python=shlex.quote(python),
         ledger_dir=shlex.quote(ledger_dir),

@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "site": "ledger.cli.site:command",
     "check": "ledger.cli.check:command",
     "hook": "ledger.cli.hook:command",
+    "push": "ledger.cli.push:command",
     "rules": "ledger.cli.rules:command",
     "demo": "ledger.cli.demo:command",
     "import": "ledger.cli.import_:command",

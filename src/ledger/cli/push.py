@@ -1,0 +1,82 @@
+"""`ledger push`: commit new records, fetch, merge, check what is new, push; many writers at once."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..checks.report import text as check_text
+from ..sync import PushOptions, push
+from .output import open_ledger
+
+
+@click.command("push")
+@click.argument("remote", default="origin")
+@click.option("--branch", default=None, metavar="NAME", help="The remote's branch (default: its default branch).")
+@click.option(
+    "--attempts",
+    type=click.IntRange(1, 100),
+    default=4,
+    show_default=True,
+    help="Pushes that try to land this commit, at most (the first, integrations, retries).",
+)
+@click.option(
+    "--wait",
+    type=click.FloatRange(0),
+    default=300.0,
+    show_default=True,
+    help="Seconds to wait for a queued push to land before leaving it queued on the remote.",
+)
+@click.option(
+    "--job", default=None, metavar="NAME", help="This job's name in its queue ref (default: SLURM, CI or host)."
+)
+@click.option(
+    "--no-queue", is_flag=True, help="No queue ref: fetch, merge, check, push, retry (remotes that refuse other refs)."
+)
+@click.option(
+    "--integrate", "integrate_only", is_flag=True, help="Only land the queued pushes (CI, or a job after an array)."
+)
+@click.option("-m", "--message", default=None, help="Message of the commit of records not committed yet.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def command(
+    ctx: click.Context,
+    remote: str,
+    branch: str | None,
+    attempts: int,
+    wait: float,
+    job: str | None,
+    no_queue: bool,
+    integrate_only: bool,
+    message: str | None,
+    fmt: str,
+) -> int:
+    """Land this clone's records on REMOTE's branch, however many writers push at once.
+
+    Commits the record files not committed yet, fetches, merges (never rebases, so stamped
+    commits stay reachable), checks only what the push adds as the pre-push hook does, and
+    pushes. A push that loses the race waits in its own queue ref (refs/ledger/incoming/...)
+    until a writer integrates the queue; a killed push's leftovers are undone first.
+
+    Exit codes: 0 landed (or queued, or nothing to push), 1 the check refused it, 2 bad usage,
+    git failing, or a stale lock that blocks the remote (the command that clears it is printed).
+    """
+
+    ledger = open_ledger(ctx)
+    options = PushOptions(
+        remote=remote,
+        branch=branch,
+        job=job,
+        attempts=attempts,
+        wait=wait,
+        queue=not no_queue,
+        integrate_only=integrate_only,
+        message=message,
+    )
+    report = push(ledger, options, say=lambda line: click.echo(f"ledger push: {line}", err=True))
+    if report.check is not None:
+        click.echo(check_text(report.check), err=True)
+    if fmt == "json":
+        click.echo(json.dumps(report.as_dict(), indent=2))
+    return report.exit_code

@@ -1,0 +1,213 @@
+"""`ledger push` through real clones of one bare remote, real pushes through the installed
+hook, and real kills (SIGKILL to the process group, as a job's cgroup is killed).
+
+Small N here; `benchmarks/writers_bench.py` runs 8 to 64 jobs at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import GIT_ENV, LEDGER_BIN, SCRUBBED, git, run_ledger
+
+from ledger.checks.hooks import install
+
+
+def clone(remote: Path, where: Path) -> Path:
+    git(remote.parent, "clone", "-q", str(remote), str(where))
+    install(where, str(LEDGER_BIN), sys.executable)
+    return where
+
+
+def notes(repo: Path, *bodies: str) -> list[str]:
+    lines = "".join(json.dumps({"body": b}) + "\n" for b in bodies)
+    result = run_ledger(repo, "add", "note", "-", input=lines)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def env() -> dict[str, str]:
+    full = {**os.environ, **GIT_ENV}
+    for name in SCRUBBED:
+        full.pop(name, None)
+    return full
+
+
+def push(repo: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
+    result = run_ledger(repo, "push", "--format", "json", *args)
+    return result, (json.loads(result.stdout) if result.stdout.strip().startswith("{") else {})
+
+
+def on_main(remote: Path) -> list[str]:
+    out = git(remote, "ls-tree", "-r", "--name-only", "main", "--", "ledger/records").stdout
+    return sorted(Path(p).stem for p in out.split() if p.endswith(".json"))
+
+
+def fresh_check(remote: Path, where: Path) -> None:
+    git(remote.parent, "clone", "-q", str(remote), str(where))
+    result = run_ledger(where, "check", "--all")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def pause_remote(remote: Path, flag: Path) -> Path:
+    """A reference-transaction hook on the remote that, once, holds the locks of an update of
+    the remote's main while `flag` exists: a push is caught in the middle of the remote's ref
+    update. Returns the file it touches once it holds them."""
+    ready = flag.with_suffix(".ready")
+    hook = remote / "hooks" / "reference-transaction"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "updates=$(cat)\n"
+        f'if [ "$1" = prepared ] && [ -e "{flag}" ] && echo "$updates" | grep -q " refs/heads/main$" '
+        f'&& mkdir "{ready}.once" 2>/dev/null; then\n'
+        f'  touch "{ready}"\n  while [ -e "{flag}" ]; do sleep 0.05; done\nfi\n'
+    )
+    hook.chmod(0o755)
+    return ready
+
+
+def wait_for(path: Path, seconds: float = 30) -> None:
+    end = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < end, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def test_commit_per_add_writers_merge_and_every_stamp_resolves(pushed: Path, tmp_path: Path) -> None:
+    """Two jobs commit after each `ledger add` and push: the second one's fetch-merge keeps
+    every commit its records are stamped with (a rebase rewrote them: `sha-resolves`), with
+    no tag per record, and a fresh clone checks clean."""
+    remote = tmp_path / "remote.git"
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for repo in (a, b):
+        for i in range(2):
+            notes(repo, f"{repo.name} {i}")
+            git(repo, "add", "-A")
+            git(repo, "commit", "-q", "-m", f"{repo.name} {i}")
+    first, report = push(a)
+    assert first.returncode == 0 and report["outcome"] == "landed", first.stderr
+    second, report = push(b)
+    assert second.returncode == 0 and report["outcome"] == "landed", second.stderr
+    assert report["pushes"] == 1 and report["records"] == 2
+    stamped = {json.loads(p.read_bytes())["source"]["sha"] for p in (b / "ledger" / "records" / "note").rglob("*.json")}
+    for sha in stamped:
+        assert git(remote, "merge-base", "--is-ancestor", sha, "main", check=False).returncode == 0, sha
+    assert git(remote, "tag", "--list").stdout == ""
+    assert len(on_main(remote)) == 4
+    fresh_check(remote, tmp_path / "fresh")
+
+
+def test_many_writers_at_once_land_without_serialising(pushed: Path, tmp_path: Path) -> None:
+    """Five jobs push at the same moment: every record lands once, no job retries in a loop,
+    the queue is emptied, and the remote is whole."""
+    remote = tmp_path / "remote.git"
+    jobs = [clone(remote, tmp_path / f"job{n}") for n in range(5)]
+    ids = {n: notes(job, f"job {n} a", f"job {n} b") for n, job in enumerate(jobs)}
+    start = tmp_path / "start"
+    script = f'while [ ! -e "{start}" ]; do sleep 0.01; done; exec "{LEDGER_BIN}" push --format json'
+    procs = [
+        subprocess.Popen(
+            ["sh", "-c", script], cwd=job, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for job in jobs
+    ]
+    start.touch()
+    outs = [p.communicate(timeout=240) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 5, [err for _, err in outs]
+    reports = [json.loads(out) for out, _ in outs]
+    assert {r["outcome"] for r in reports} == {"landed"}
+    assert sorted(i for group in ids.values() for i in group) == on_main(remote)
+    pushes = [r["pushes"] for r in reports]
+    assert max(pushes) <= 4 and sum(pushes) <= 2 * len(jobs), pushes  # 1+2+3+4+5 = 15 when pushes serialise
+    git(remote, "fsck", "--no-progress")
+    assert git(remote, "for-each-ref", "refs/ledger/incoming/").stdout.count("\n") <= 1
+    fresh_check(remote, tmp_path / "fresh")
+
+
+def test_a_queued_push_lands_with_the_next_integration(pushed: Path, tmp_path: Path) -> None:
+    """While one push holds the remote's ref lock, another loses the race: its commit waits
+    on its own queue ref (--wait 0: it does not wait), and `ledger push --integrate` (CI, or
+    a job after the array) lands it, checked, and empties the queue."""
+    remote = tmp_path / "remote.git"
+    a, b, ci = (clone(remote, tmp_path / name) for name in ("a", "b", "ci"))
+    flag = tmp_path / "hold"
+    flag.touch()
+    ready = pause_remote(remote, flag)
+    ids = notes(a, "a") + notes(b, "b")
+    holder = subprocess.Popen([str(LEDGER_BIN), "push"], cwd=a, env=env(), stderr=subprocess.PIPE, text=True)
+    wait_for(ready)
+    queued, report = push(b, "--wait", "0")
+    assert queued.returncode == 0 and report["outcome"] == "queued", queued.stderr
+    assert report["queue_ref"].startswith("refs/ledger/incoming/")
+    flag.unlink()
+    assert holder.wait(60) == 0, holder.stderr.read() if holder.stderr else ""
+    integrated, report = push(ci, "--integrate")
+    assert integrated.returncode == 0 and report["outcome"] == "landed", integrated.stderr
+    assert report["integrated"] >= 1
+    assert sorted(ids) == on_main(remote)
+    assert git(remote, "for-each-ref", "refs/ledger/incoming/").stdout == ""
+
+
+def test_a_kill_mid_push_leaves_locks_that_the_next_push_names(pushed: Path, tmp_path: Path) -> None:
+    """A job killed while the remote updates its ref leaves `refs/heads/main.lock` and
+    `HEAD.lock`: every writer is refused until they are deleted. The next `ledger push` says
+    what the killed push left in this clone and what it undid, and names each stale lock of
+    the remote with the command that clears it; after that command it lands."""
+    remote = tmp_path / "remote.git"
+    job = clone(remote, tmp_path / "job")
+    ids = notes(job, "measured before the kill")
+    flag = tmp_path / "hold"
+    flag.touch()
+    ready = pause_remote(remote, flag)
+    killed = subprocess.Popen([str(LEDGER_BIN), "push"], cwd=job, env=env(), start_new_session=True)
+    wait_for(ready)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(10)
+    flag.unlink()
+    locks = sorted(str(p) for p in remote.rglob("*.lock"))
+    assert any(p.endswith("main.lock") for p in locks), locks
+    for lock in locks:  # a minute passes: older than any ref update takes
+        os.utime(lock, (time.time() - 60, time.time() - 60))
+    blocked, report = push(job, "--wait", "0")
+    assert blocked.returncode == 2, blocked.stderr
+    assert "recovering: a `ledger push`" in blocked.stderr and "while at 'push'" in blocked.stderr
+    assert report["outcome"] == "blocked"
+    named = {lock["path"] for lock in report["locks"]}
+    assert named == {os.path.normpath(p) for p in locks}
+    for lock in report["locks"]:
+        assert f"Clear it: {lock['clear']}" in blocked.stderr
+        subprocess.run(lock["clear"], shell=True, check=True)
+    landed, report = push(job)
+    assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    assert ids == on_main(remote)
+
+
+def test_a_kill_mid_merge_is_undone_by_the_next_push(pushed: Path, tmp_path: Path) -> None:
+    """Killed inside its merge (before the merge commit), `ledger push` leaves the other
+    writer's files staged in this clone; the next one takes them back, says so, and lands."""
+    remote = tmp_path / "remote.git"
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    notes(a, "a")
+    assert push(a)[0].returncode == 0
+    mine = notes(b, "b")
+    ready = tmp_path / "merging"
+    hook = b / ".git" / "hooks" / "pre-merge-commit"
+    hook.write_text(f'#!/bin/sh\ntouch "{ready}"\nsleep 60\n')
+    hook.chmod(0o755)
+    killed = subprocess.Popen([str(LEDGER_BIN), "push"], cwd=b, env=env(), start_new_session=True)
+    wait_for(ready)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(10)
+    hook.unlink()
+    staged = git(b, "diff", "--cached", "--name-only").stdout.split()
+    assert any("/note/" in p for p in staged), staged  # a's record, staged by the killed merge
+    landed, report = push(b)
+    assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    assert any("took back the 1 file(s) its merge had staged" in a for a in report["actions"]), report["actions"]
+    assert set(mine) <= set(on_main(remote)) and len(on_main(remote)) == 2
+    assert git(b, "status", "--porcelain").stdout == ""
