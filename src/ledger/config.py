@@ -74,7 +74,61 @@ def load_config(root: Path) -> Config:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no config file; run `ledger init`") from None
-    return parse_config(text, str(path))
+    config = parse_config(text, str(path))
+    config_paths(config, root, str(path))
+    return config
+
+
+#: The settings of ledger.yaml that name a folder or file ledger reads or writes. Each must
+#: resolve inside the repository (the folder holding ledger.yaml): a pushed config cannot
+#: point ledger's reads or writes at `~`, `/` or a sibling checkout. `source:` is the one
+#: exception (the measured code may be another checkout); it is read only through git's
+#: hardened command line (`ledger.git`) and a push cannot change it.
+PATH_SETTINGS = ("records", "specs", "site.docs_dir", "site.site_dir", "site.templates", "site.mkdocs_yml")
+
+
+def inside(root: Path, value: str, setting: str, where: str = CONFIG_NAME, base: Path | None = None) -> Path:
+    """The absolute, symlink-resolved path `value` names (relative to `base`, default the
+    root), refused (ConfigError, exit 2) unless it lies inside `root`. The one place a
+    path that a judged repository's files name is admitted; only a command-line option of
+    the person running ledger (`--out`, `--source`) reaches outside."""
+
+    top = Path(root).resolve()
+    path = (Path(base) if base is not None else top) / str(value)
+    resolved = path.resolve()
+    if resolved == top or top in resolved.parents:
+        return resolved
+    raise ConfigError(
+        f"{where}: {setting} points outside the repository",
+        [
+            Problem(
+                where,
+                f"field {setting}",
+                f"{value!r} resolves to {resolved}, outside the repository {top}",
+                "name a path inside the repository; to write elsewhere, pass it on the command line (--out)",
+            )
+        ],
+    )
+
+
+def config_paths(config: Config, root: Path, where: str = CONFIG_NAME) -> dict[str, Path]:
+    """Every path setting of `config`, resolved inside `root` (ConfigError naming all that escape)."""
+
+    found: dict[str, Path] = {}
+    problems: list[Problem] = []
+    for setting in PATH_SETTINGS:
+        node: Any = config
+        for part in setting.split("."):
+            node = getattr(node, part)
+        if node is None:
+            continue
+        try:
+            found[setting] = inside(root, node, setting, where)
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ConfigError(f"{where}: {len(problems)} path setting(s) point outside the repository", problems)
+    return found
 
 
 def parse_config(text: str, where: str = CONFIG_NAME) -> Config:

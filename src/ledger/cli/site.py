@@ -18,8 +18,10 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from ..config import inside
 from ..site import build_site
 from ..site.builder import SiteCheckFailed
+from ..site.mkdocs_run import site_dir as mkdocs_site_dir
 from ..site.reference import write_reference
 from ..site.serve import server
 from .console import console
@@ -125,11 +127,7 @@ def serve(ctx: click.Context, port: int, host: str, no_build: bool) -> int:
 
     if no_build:
         ledger = open_ledger(ctx)
-        import mkdocs.config
-
-        site_dir = Path(
-            mkdocs.config.load_config(config_file=str(ledger.root / ledger.config.site.mkdocs_yml))["site_dir"]
-        )
+        site_dir = mkdocs_site_dir(inside(ledger.root, ledger.config.site.mkdocs_yml, "site.mkdocs_yml"), ledger.root)
     else:
         _, result = _build(ctx, None, False, "text")
         for problem in result.warnings:

@@ -16,7 +16,7 @@ from pathlib import Path
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from ..config import yaml_rt
+from ..config import inside, yaml_rt
 from ..errors import InputError, Problem
 
 #: (title, page) of the generated index pages, in nav order.
@@ -68,14 +68,16 @@ def _load(path: Path):
         ) from None
 
 
-def docs_dir(mkdocs_yml: Path) -> Path:
+def docs_dir(mkdocs_yml: Path, root: Path) -> Path:
+    """MkDocs' docs_dir, which must lie inside the repository `root` (ConfigError otherwise)."""
     data = _load(mkdocs_yml)
-    return (mkdocs_yml.parent / str(data.get("docs_dir", "docs"))).resolve()
+    return inside(root, str(data.get("docs_dir", "docs")), "docs_dir", str(mkdocs_yml), mkdocs_yml.parent)
 
 
-def site_dir(mkdocs_yml: Path) -> Path:
+def site_dir(mkdocs_yml: Path, root: Path) -> Path:
+    """MkDocs' site_dir, which must lie inside the repository `root` (only `--out` reaches outside)."""
     data = _load(mkdocs_yml)
-    return (mkdocs_yml.parent / str(data.get("site_dir", "site"))).resolve()
+    return inside(root, str(data.get("site_dir", "site")), "site_dir", str(mkdocs_yml), mkdocs_yml.parent)
 
 
 def directory_urls(mkdocs_yml: Path) -> bool:
@@ -245,6 +247,6 @@ def prepare_mkdocs(ledger) -> bool:
     calls it, so that the file a user commits after init is the one every build reads and a
     build leaves the working tree clean (a rewritten mkdocs.yml stamped every later record
     dirty). True when the file changed."""
-    mkdocs_yml = ledger.root / ledger.config.site.mkdocs_yml
-    docs = (ledger.root / ledger.config.site.docs_dir).resolve()
-    return ensure_nav(mkdocs_yml, docs_prefix(docs, docs_dir(mkdocs_yml)))
+    mkdocs_yml = inside(ledger.root, ledger.config.site.mkdocs_yml, "site.mkdocs_yml")
+    docs = inside(ledger.root, ledger.config.site.docs_dir, "site.docs_dir")
+    return ensure_nav(mkdocs_yml, docs_prefix(docs, docs_dir(mkdocs_yml, ledger.root)))
