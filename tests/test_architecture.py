@@ -1,16 +1,17 @@
 """The architecture as a test: the layers of the package, read from the source's imports.
 
-    cli  >  demo  >  site | collectors | sync  >  importers  >  checks  >  analysis | pages  >  store
+    cli  >  demo  >  site | sync  >  checks | collectors | importers  >  analysis | pages  >  store
          >  schema  >  config | git | redact | numbers | units  >  errors | version
 
 A module may import from its own package, from any layer below its own, and never from a
-layer above or from a sibling of the same layer (`a | b`: independent). Two refinements of
-the one-line picture `cli | demo > site | collectors | importers > ...`: the demo is a
-library the `ledger demo` command calls, so it sits under the CLI; and the sandwich runner
-(a collector) reads its child's log with the importers' log parser, so the importers sit
-under the collectors. `sync` (`ledger push`: fetch, merge, check, push) sits beside them,
-above the checker it runs. Every import counts, also one inside a function, which is why the
-last test keeps those to the heavy optional packages.
+layer above or from a sibling of the same layer (`a | b`: independent). The demo is a
+library the `ledger demo` command calls, so it sits under the CLI; `sync` (`ledger push`:
+fetch, merge, check, push) sits beside the site, above the checker it runs. What the
+checker, the collectors and the importers share lies below them: reading input bytes
+(gzip, JSON numbers: store.decode), a run's log (store.runlog), the measured source
+checkout (store.sources); the analysis does no I/O (no git, no files). Every import
+counts, also one inside a function, which is why a test keeps those to the heavy optional
+packages.
 
 Nothing is mocked: the source is parsed with `ast`, and the torch test runs a fresh
 interpreter on the real modules.
@@ -34,9 +35,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("__main__",),
     ("cli",),
     ("demo",),
-    ("site", "collectors", "sync"),
-    ("importers",),
-    ("checks",),
+    ("site", "sync"),
+    ("checks", "collectors", "importers"),
     ("analysis", "pages"),
     ("store",),
     ("schema",),
@@ -204,6 +204,30 @@ def test_no_import_cycles() -> None:
         if name not in index:
             visit(name)
     assert cycles == [], "\n".join(" <-> ".join(c) for c in cycles)
+
+
+#: What the analysis (arithmetic over records) never imports: it reads no files and runs no git.
+IO_MODULES = (
+    "os",
+    "io",
+    "pathlib",
+    "shutil",
+    "subprocess",
+    "ledger.git",
+    "ledger.store.ledger",
+    "ledger.store.sources",
+)
+
+
+def test_the_analysis_does_no_io() -> None:
+    wrong = []
+    for name, path in modules().items():
+        if part_of(name) != "analysis":
+            continue
+        for target, line, _, _ in imports_of(name, path):
+            if any(target == m or target.startswith(m + ".") for m in IO_MODULES):
+                wrong.append(f"{path.relative_to(SRC)}:{line} imports {target}")
+    assert wrong == [], "\n".join(wrong)
 
 
 def test_imports_at_module_top() -> None:

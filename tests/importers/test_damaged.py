@@ -139,7 +139,7 @@ LOG = 'step 1 done\nLEDGER {"metric": "step_time", "unit": "s", "samples": [0.5,
     ],
 )
 def test_damaged_log_line_is_refused(repo: Path, tmp_path: Path, damaged: str, said: str) -> None:
-    """`ledger add measurement --from-log` (importers/logs.py) on a LEDGER line no harness prints."""
+    """`ledger add measurement --from-log` (store/runlog.py) on a LEDGER line no harness prints."""
     log = tmp_path / "run.log"
     log.write_text(damaged)
     before = record_count(repo)

@@ -177,7 +177,7 @@ def test_reading_logs_and_sampling_import_no_torch() -> None:
     import sys
 
     code = (
-        "import sys, ledger.importers.logs, ledger.analysis.sandwich, ledger.collectors.sandwich_runner, ledger.collectors.sampler, "
+        "import sys, ledger.store.runlog, ledger.analysis.sandwich, ledger.collectors.sandwich_runner, ledger.collectors.sampler, "
         "ledger.cli.add, ledger.cli.sandwich, ledger.cli.sampler; print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -424,7 +424,7 @@ def malformed_log(draw, bodies: dict[str, dict]):
 @settings(max_examples=220, **SETTINGS)
 @given(data=st.data())
 def test_malformed_logs_are_refused_naming_file_and_line(ledger_with_refs, tmp_path_factory, data) -> None:
-    from ledger.importers.logs import read_log
+    from ledger.store.runlog import read_log
 
     book, refs = ledger_with_refs
     text, line, field = data.draw(malformed_log(valid_bodies(refs)))

@@ -13,7 +13,7 @@ from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision
 from . import families
 from .eligibility import Judge, Pending, pending
-from .regate import RegateState, SourceView, points_by_contract, points_from_records, regate_states
+from .regate import RegateState, Source, points_by_contract, points_from_records, regate_states
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Guidance:
     pending: list[Pending] = field(default_factory=list)
     settled: list[tuple[Decision, Envelope]] = field(default_factory=list)
     rejected: list[RejectedFamily] = field(default_factory=list)
-    source: SourceView | None = None
+    source: Source | None = None
 
     def regate(self, contract_id: str, topology: str) -> RegateState | None:
         return next((s for s in self.regates.get(contract_id, []) if s.topology == topology), None)
@@ -39,7 +39,7 @@ class Guidance:
 
 def build_guidance(
     records: Iterable[Envelope],
-    source: SourceView | None = None,
+    source: Source | None = None,
     thresholds: dict[str, Any] | None = None,
     *,
     closing: Iterable[str] = families.CLOSING_VERDICTS,

@@ -24,10 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
-from ..git import Git, GitError
 from ..schema.envelope import Envelope
 from ..schema.kinds import Measurement, Sandwich
 
@@ -101,75 +99,23 @@ def points_from_records(records: Iterable[Envelope]) -> list[Point]:
     return out
 
 
-class SourceView:
-    """The measured source checkout, read through `ledger.git`: its head, which commits
-    resolve and precede it, and which paths changed since a commit."""
+class Source(Protocol):
+    """The measured source checkout as the re-gate judgement reads it (ledger.store.sources
+    reads it from git): its head, which commits resolve and precede it, what changed."""
 
-    def __init__(self, path: Path, exclude: Iterable[str] = ()):
-        self.path = Path(path)
-        self.git = Git(self.path)
-        self.ok = self.git.is_repo()
-        self.head: str | None = None
-        self.problem: str | None = None
-        self._exclude = list(exclude)
-        self._resolved: dict[str, str | None] = {}
-        self._distance: dict[str, int | None] = {}
-        if not self.ok:
-            self.problem = "the measured source (`source:` in ledger.yaml) is not a git checkout"
-            return
-        try:
-            self.head = self.git.rev("HEAD")
-        except GitError:
-            self.ok = False
-            self.problem = "the measured source (`source:` in ledger.yaml) has no commit yet"
-            return
+    ok: bool
+    head: str | None
+    problem: str | None
 
-    def resolve(self, shas: Iterable[str]) -> dict[str, str | None]:
-        wanted = [s for s in dict.fromkeys(shas) if s and s not in self._resolved]
-        if wanted and self.ok:
-            try:
-                self._resolved.update(self.git.resolve_commits(wanted))
-            except GitError:
-                self._resolved.update({s: None for s in wanted})
-        return {s: self._resolved.get(s) for s in shas if s}
+    def resolve(self, shas: Iterable[str]) -> dict[str, str | None]: ...
 
-    def full(self, sha: str) -> str | None:
-        """The full commit of a recorded sha, once `resolve` has seen it."""
-        return self._resolved.get(sha) if self.ok else None
+    def full(self, sha: str) -> str | None: ...
 
-    def distance(self, full: str) -> int | None:
-        """Commits from `full` to head when `full` is head or one of its ancestors, else None."""
-        if full not in self._distance:
-            if full == self.head:
-                self._distance[full] = 0
-            elif self.git.ok("merge-base", "--is-ancestor", full, self.head or "HEAD"):
-                self._distance[full] = int(self.git.text("rev-list", "--count", f"{full}..{self.head}"))
-            else:
-                self._distance[full] = None
-        return self._distance[full]
+    def distance(self, full: str) -> int | None: ...
 
     def changed(self, base: str, recipe_paths: list[str]) -> list[str]:
-        """Paths that differ between `base` and head, within the recipe paths (all when none),
-        leaving out the ledger's own files when the ledger lives in the measured repository."""
-        spec = [f":(glob){p}" for p in recipe_paths] + [f":(exclude){e}" for e in self._exclude]
-        out = self.git.run("diff", "--name-only", "--no-renames", "-z", base, self.head or "HEAD", "--", *spec)
-        return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-
-
-def ledger_exclusions(ledger_root: Path, source: Path, relative: Iterable[str]) -> list[str]:
-    """The ledger's own paths (records, specs, config, build output) relative to the source
-    checkout's top, when the ledger lives inside it: records are not the measured source."""
-    try:
-        top = Git(source).toplevel.resolve()
-        base = ledger_root.resolve().relative_to(top)
-    except (GitError, ValueError, OSError):
-        return []
-    out = []
-    for rel in relative:
-        path = (base / rel).as_posix().strip("/")
-        if path and path != "." and not path.startswith(".."):
-            out.append(path)
-    return out
+        """Paths changed since `base`; raises RuntimeError (ledger.git.GitError) when git cannot tell."""
+        ...
 
 
 def _short(sha: str | None) -> str:
@@ -181,7 +127,7 @@ def regate_states(
     contract: str,
     topologies: Iterable[str],
     recipe_paths: list[str],
-    source: SourceView,
+    source: Source,
 ) -> list[RegateState]:
     """The re-gate state of each topology of one contract's stopping point (`points` may hold
     other contracts' points; callers with many contracts pass `points_by_contract(...)[id]`)."""
@@ -208,7 +154,7 @@ def points_by_contract(points: Iterable[Point]) -> dict[str, list[Point]]:
 
 
 def _state(
-    contract: str, topo: str, anchors: list[Point], regates: list[Point], paths: list[str], source: SourceView
+    contract: str, topo: str, anchors: list[Point], regates: list[Point], paths: list[str], source: Source
 ) -> RegateState:
     state = RegateState(contract, topo, UNKNOWN, "", head=source.head)
     with_sha = [p for p in anchors if p.sha]
@@ -261,7 +207,7 @@ def _state(
         return state
     try:
         changed = source.changed(full, paths)
-    except GitError as exc:
+    except RuntimeError as exc:  # ledger.git's GitError: the source could not be read
         state.reason = f"{_held(state)}; git could not compare it with head: {exc}"
         return state
     state.changed = changed
@@ -283,7 +229,7 @@ def _state(
     return state
 
 
-def _newer(source: SourceView, sha: str, than: int) -> bool:
+def _newer(source: Source, sha: str, than: int) -> bool:
     full = source.full(sha)
     d = source.distance(full) if full else None
     return d is not None and d < than
@@ -303,15 +249,3 @@ def _held(state: RegateState) -> str:
     if state.carried_by:
         return f"re-gated at {_short(state.valid_at)} by a neutral re-gate sandwich"
     return f"measured at {_short(state.valid_at)}"
-
-
-def source_view(ledger) -> SourceView:
-    """The measured source of a ledger (config `source:`), its own files left out."""
-    path = (ledger.root / ledger.config.source).resolve()
-    site = ledger.config.site
-    exclude = ledger_exclusions(
-        ledger.root,
-        path,
-        [ledger.config.records, ledger.config.specs, "ledger.yaml", site.mkdocs_yml, site.docs_dir, site.site_dir],
-    )
-    return SourceView(path, exclude)

@@ -5,8 +5,8 @@ attachments that are regular files inside the records folder matching their sha2
 from __future__ import annotations
 
 import re
-import zlib
 
+from ..store.decode import GZIP_MAGIC, GzipProblem, inflate
 from ..store.limits import MAX_RECORD_BYTES
 from .result import ERROR
 from .rule import Rule
@@ -90,41 +90,6 @@ def find_conflicts(raw: bytes) -> list[int]:
 
 #: A gzip'd text attachment (the sampler's series) is read up to this many bytes; more is a bomb.
 MAX_INFLATED = 16 * 1024 * 1024
-
-
-GZIP_MAGIC = b"\x1f\x8b"
-
-
-class GzipProblem(ValueError):
-    """gzip data that does not inflate; `too_big` when it inflates past the limit (a bomb)."""
-
-    def __init__(self, detail: str, *, too_big: bool = False):
-        super().__init__(detail)
-        self.too_big = too_big
-
-
-def inflate(raw: bytes, limit: int) -> bytes:
-    """What gzip data inflates to, every member of it: gzip allows members back to back
-    (`cat a.gz b.gz`, pigz, log rotation), and a reader that stops after the first would judge
-    (and scan for secrets) only part of the file. zlib by hand rather than `gzip.decompress`,
-    which has no output limit. Raises GzipProblem."""
-    out = bytearray()
-    data = raw
-    while True:
-        inflater = zlib.decompressobj(wbits=31)
-        try:
-            out += inflater.decompress(data, limit + 1 - len(out))
-        except zlib.error as exc:
-            raise GzipProblem(str(exc)) from None
-        if inflater.unconsumed_tail or len(out) > limit:
-            raise GzipProblem(f"inflates to more than {limit:,} bytes", too_big=True)
-        if not inflater.eof:
-            raise GzipProblem("the compressed data is cut short")
-        data = inflater.unused_data
-        if not data.strip(b"\0"):  # the end, or the zero padding some writers leave
-            return bytes(out)
-        if data[:2] != GZIP_MAGIC:
-            raise GzipProblem("data that is not gzip follows the last member")
 
 
 def readable(raw: bytes) -> tuple[bytes, str | None]:

@@ -6,10 +6,10 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..analysis.regate import source_view
 from ..config import CONFIG_NAME
 from ..git import Git
 from ..store.ledger import Ledger, lstat_chain
+from ..store.sources import source_view
 from . import guidance
 from .cache import VerificationCache, clean_blobs
 from .crossrecord import check_attachments, check_unique, cross_checks, live_issue_owners, supersedes_of

@@ -10,11 +10,11 @@ from pydantic import ValidationError
 
 from ..errors import InputError, Problem
 from ..git import Git
-from ..importers.logs import read_log
 from ..schema.envelope import Source
 from ..store.add import Stamping, add
 from ..store.inputs import read_items
 from ..store.limits import Limits
+from ..store.runlog import read_log
 from ..store.stamps import AllocationOverrides
 from .output import FORMAT_OPTION, print_json, print_warnings
 from .writing import open_for_writing

@@ -7,11 +7,11 @@ from rich.text import Text
 
 from ..analysis.guidance import build_guidance
 from ..analysis.keyed import issue_owner, owner_of
-from ..analysis.regate import source_view
 from ..analysis.status import OwedEntry, build_status, unique_prefixes, verdict_phrase
 from ..checks.registry import eligibility_thresholds
 from ..errors import InputError, Problem
 from ..pages import read_spec_owed
+from ..store.sources import source_view
 from .console import console, print_fitted
 from .output import FORMAT_OPTION, open_ledger, print_json
 

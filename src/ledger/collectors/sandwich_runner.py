@@ -29,10 +29,10 @@ from typing import Any
 
 from ..analysis.sandwich import SandwichResult, check_same_allocation_and_contract, compute, floor_from_config
 from ..errors import InputError, NotFound, Problem
-from ..importers.logs import parse_log, value_of
 from ..redact import redact
 from ..store.add import Stamping, add
 from ..store.inputs import Item
+from ..store.runlog import parse_log, value_of
 from ..store.stamps import detect_allocation
 from ..units import convert, same_quantity
 

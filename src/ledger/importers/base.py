@@ -15,11 +15,11 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
-from ..checks.artifacts import GZIP_MAGIC, GzipProblem, inflate
 from ..errors import InputError, Problem
 from ..git import Git
 from ..schema.envelope import Envelope
 from ..store.add import Batch, Stamping
+from ..store.decode import GZIP_MAGIC, NESTED, GzipProblem, OutOfRange, inflate, json_float, json_int
 from ..store.inputs import Item
 from ..store.ledger import Ledger
 from ..store.limits import MAX_INPUT_BYTES, Limits
@@ -145,30 +145,6 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-class OutOfRange(ValueError):
-    """A JSON number beyond what a float holds: no tool writes one, and arithmetic on it overflows."""
-
-    def __init__(self, token: str):
-        shown = token if len(token) <= 24 else f"{token[:12]}...{token[-6:]} ({len(token)} characters)"
-        super().__init__(f"the number {shown}, beyond the range of a float (about 1.8e308)")
-        self.token = token
-
-
-def json_int(token: str) -> int:
-    """A JSON integer; over 308 digits it is beyond a float's range (and Python's 4,300-digit limit)."""
-    if len(token.lstrip("-")) > 308:
-        raise OutOfRange(token)
-    return int(token)
-
-
-def json_float(token: str) -> float:
-    """A JSON number with a fraction or exponent; one that rounds to infinity (1e400) is refused."""
-    value = float(token)
-    if math.isinf(value):
-        raise OutOfRange(token)
-    return value
-
-
 def read_json(path: Path, fmt: str, *, allow_nan: bool = False) -> Any:
     """Parse a JSON result file; a syntax error names its line and column."""
     text = read_text(path)
@@ -202,8 +178,6 @@ def read_json(path: Path, fmt: str, *, allow_nan: bool = False) -> Any:
         raise fail(path, f"line {deep_line(text)}", NESTED, fix) from None
 
 
-#: The problem of JSON nested deeper than Python's reader follows (about a thousand levels).
-NESTED = "nests lists or objects deeper than can be read"
 _JSON_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|[\[\]{}]')
 
 

@@ -28,10 +28,10 @@ from importlib import resources
 from pathlib import Path
 
 from ..analysis.guidance import build_guidance
-from ..analysis.regate import source_view
 from ..checks.registry import eligibility_thresholds
 from ..config import inside
 from ..errors import InputError, LedgerError, Problem
+from ..store.sources import source_view
 from . import (
     charts,
     decisions,

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Problem
-from ..store.inputs import Item
-from .base import NESTED, OutOfRange, json_float, json_int
+from .decode import NESTED, OutOfRange, json_float, json_int
+from .inputs import Item
 
 _TAG_RE = re.compile(r"(?<![A-Za-z0-9_])(?P<tag>LEDGER|BF16_[A-Z][A-Z0-9_]*)[ \t]+(?P<body>\{.*)$")
 #: Printed numbers are rounded; a median within this relative distance of the samples' agrees.
