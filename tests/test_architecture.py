@@ -11,7 +11,10 @@ checker, the collectors and the importers share lies below them: reading input b
 (gzip, JSON numbers: store.decode), a run's log (store.runlog), the measured source
 checkout (store.sources); the analysis does no I/O (no git, no files). Every import
 counts, also one inside a function, which is why a test keeps those to the heavy optional
-packages.
+packages. An import by name counts as well: `importlib.import_module("ledger.x")` or
+`__import__` with a constant, and a string that names a ledger module (the registries such
+calls read: the CLI's lazy commands, the importers' formats); the planted-violation test
+proves it.
 
 Nothing is mocked: the source is parsed with `ast`, and the torch test runs a fresh
 interpreter on the real modules.
@@ -20,6 +23,7 @@ interpreter on the real modules.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -62,24 +66,33 @@ LAZY_OK = (
 )
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
+def module_name(path: Path, src: Path = SRC) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+def modules(src: Path = SRC) -> dict[str, Path]:
+    return {module_name(p, src): p for p in sorted((src / "ledger").rglob("*.py"))}
+
+
+#: A string that names a ledger module ("ledger.cli.main", "ledger.cli.add:command"): a
+#: registry of what is imported later by name (the CLI's lazy commands, the importers).
+MODULE_STRING = re.compile(r"ledger(\.[A-Za-z_][A-Za-z0-9_]*)+(:[A-Za-z_][A-Za-z0-9_.]*)?")
 
 
 class Imports(ast.NodeVisitor):
     """Every import of a module: (imported name, line, inside a function or class?, only for
-    type checkers?). `from a import b` is reported as `a.b`: a module, or an attribute of `a`."""
+    type checkers?). `from a import b` is reported as `a.b`: a module, or an attribute of `a`.
+    A call `importlib.import_module("a.b")` or `__import__("a.b")` with a constant name is an
+    import of `a.b`; `named` holds the other strings that name a ledger module, the
+    registries such calls read their names from."""
 
     def __init__(self, name: str, is_package: bool) -> None:
         self.package = name if is_package else name.rpartition(".")[0]
         self.found: list[tuple[str, int, bool, bool]] = []
+        self.named: list[tuple[str, int]] = []
         self.depth = 0
         self.typing_only = False
 
@@ -115,11 +128,36 @@ class Imports(ast.NodeVisitor):
             name = target if alias.name == "*" else f"{target}.{alias.name}"
             self.found.append((name, node.lineno, self.depth > 0, self.typing_only))
 
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        first = node.args[0] if node.args else None
+        if (
+            called in ("import_module", "__import__")
+            and isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+        ):
+            target = first.value
+            if target.startswith("."):  # import_module(".x", __package__)
+                level = len(target) - len(target.lstrip("."))
+                base = self.package.split(".")[: len(self.package.split(".")) - level + 1]
+                target = ".".join(base + [target.lstrip(".")])
+            self.found.append((target, node.lineno, self.depth > 0, self.typing_only))
+        self.generic_visit(node)
 
-def imports_of(name: str, path: Path) -> list[tuple[str, int, bool, bool]]:
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and MODULE_STRING.fullmatch(node.value):
+            self.named.append((node.value.partition(":")[0], node.lineno))
+
+
+def visit(name: str, path: Path) -> Imports:
     visitor = Imports(name, path.name == "__init__.py")
     visitor.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
-    return visitor.found
+    return visitor
+
+
+def imports_of(name: str, path: Path) -> list[tuple[str, int, bool, bool]]:
+    return visit(name, path).found
 
 
 def resolve(target: str, known: dict[str, Path]) -> str | None:
@@ -136,14 +174,21 @@ def part_of(name: str) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
-def graph(*, typing_only: bool = True) -> dict[str, dict[str, int]]:
+def graph(
+    *, typing_only: bool = True, strings: bool = True, known: dict[str, Path] | None = None
+) -> dict[str, dict[str, int]]:
     """module -> {ledger module it imports: line}; with typing_only=False, without the
-    imports under `if TYPE_CHECKING:` (they never run)."""
-    known = modules()
+    imports under `if TYPE_CHECKING:` (they never run); with strings=False, without the
+    modules only named in strings (imported later, by name)."""
+    known = known if known is not None else modules()
     edges: dict[str, dict[str, int]] = defaultdict(dict)
     for name, path in known.items():
-        for target, line, _, for_types in imports_of(name, path):
-            if not target.startswith("ledger") or (for_types and not typing_only):
+        found = visit(name, path)
+        targets = [(t, line) for t, line, _, for_types in found.found if typing_only or not for_types]
+        if strings:
+            targets += [(t, line) for t, line in found.named if resolve(t, known) not in (None, "ledger")]
+        for target, line in targets:
+            if not target.startswith("ledger"):
                 continue
             resolved = resolve(target, known)
             if resolved and resolved != name:
@@ -151,17 +196,16 @@ def graph(*, typing_only: bool = True) -> dict[str, dict[str, int]]:
     return edges
 
 
-def test_every_part_of_the_package_has_a_layer() -> None:
-    parts = {part_of(name) for name in modules()} - {None}
-    assert parts - set(RANK) == set(), "a new part of ledger needs its place in LAYERS (and in the docstring)"
-
-
-def test_layers_import_only_downwards() -> None:
+def layer_violations(edges: dict[str, dict[str, int]]) -> list[str]:
     wrong = []
-    for name, targets in graph().items():
+    for name, targets in edges.items():
         here = part_of(name)
         if here is None:  # ledger/__init__.py: the public API re-exports the store and schema
-            assert all(RANK[part_of(t) or "errors"] >= RANK["store"] for t in targets), targets
+            wrong.extend(
+                f"{name}:{line} imports {t} (the package root re-exports only the store and below)"
+                for t, line in targets.items()
+                if RANK.get(part_of(t) or "errors", 0) < RANK["store"]
+            )
             continue
         for target, line in targets.items():
             there = part_of(target)
@@ -170,12 +214,47 @@ def test_layers_import_only_downwards() -> None:
             elif there != here and RANK[there] <= RANK[here]:
                 how = "a sibling" if RANK[there] == RANK[here] else "a layer above"
                 wrong.append(f"{name}:{line} imports {target}, {how} ({here} -> {there})")
+    return wrong
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    parts = {part_of(name) for name in modules()} - {None}
+    assert parts - set(RANK) == set(), "a new part of ledger needs its place in LAYERS (and in the docstring)"
+
+
+def test_layers_import_only_downwards() -> None:
+    wrong = layer_violations(graph())
     assert wrong == [], "\n".join(wrong)
+
+
+PLANTED = {
+    "call": 'import importlib\n\n\ndef later():\n    return importlib.import_module("ledger.cli.main")\n',
+    "dunder": 'cli = __import__("ledger.cli.main")\n',
+    "relative": 'import importlib\n\nm = importlib.import_module("..site.builder", __package__)\n',
+    "registry": 'COMMANDS = {"main": "ledger.cli.main:cli"}\n',
+}
+
+
+@pytest.mark.parametrize("way", sorted(PLANTED))
+def test_an_import_by_name_is_held_to_the_layers(tmp_path: Path, way: str) -> None:
+    """A module of `pages` (low) that reaches up by a string, planted in a copy of the
+    package: the layer test names it; the same copy without it passes."""
+    src = tmp_path / "src"
+    for path in modules().values():
+        copy = src / path.relative_to(SRC)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(path.read_bytes())
+    assert layer_violations(graph(known=modules(src))) == []
+    (src / "ledger" / "pages" / "planted.py").write_text(PLANTED[way], encoding="utf-8")
+    wrong = layer_violations(graph(known=modules(src)))
+    expected = "ledger.site.builder" if way == "relative" else "ledger.cli.main"
+    assert len(wrong) == 1 and wrong[0].startswith("ledger.pages.planted:"), wrong
+    assert f"imports {expected}, a layer above (pages -> {expected.split('.')[1]})" in wrong[0], wrong
 
 
 def test_no_import_cycles() -> None:
     """No two modules need each other at run time, not even through imports inside functions."""
-    edges = graph(typing_only=False)
+    edges = graph(typing_only=False, strings=False)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
