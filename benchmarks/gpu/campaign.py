@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 import torch  # noqa: E402
+from campaign_probes import attention_timing, profile_step  # noqa: E402
 from campaign_workload import BASELINE, Config, Workload  # noqa: E402
 from reference_workload import LTX2_LIKE, SMALL, analytic_flops  # noqa: E402
 
@@ -55,7 +56,7 @@ DERIVATION = (
 
 def main() -> int:  # one driver, read top to bottom
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--phase", choices=["base", "fa4"], required=True)
+    ap.add_argument("--phase", choices=["base", "fa4", "h27"], required=True)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--state", type=Path, default=Path("/tmp/ledger-campaign/state.json"))
     ap.add_argument("--rounds", type=int, default=3)
@@ -64,6 +65,23 @@ def main() -> int:  # one driver, read top to bottom
     ap.add_argument("--final-steps", type=int, default=20)
     ap.add_argument("--small", action="store_true", help="tiny shapes on CPU")
     ap.add_argument("--only", default=None, help="comma-separated change names to run (default: the phase's)")
+    ap.add_argument(
+        "--start",
+        default=None,
+        help="the configuration to start from, as key=value pairs (attn=fa4,compile=blocks,batch=8); "
+        "default: the one --state holds, else the baseline",
+    )
+    ap.add_argument(
+        "--budget-s",
+        type=float,
+        default=540.0,
+        help="driver seconds after which no further sandwich starts (the device call's limit is 600 s)",
+    )
+    ap.add_argument(
+        "--no-probes",
+        action="store_true",
+        help="phase h27: skip the attention timing and the profile before the sandwiches",
+    )
     args = ap.parse_args()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -101,6 +119,16 @@ def main() -> int:  # one driver, read top to bottom
 
     state = json.loads(args.state.read_text()) if args.state.exists() else {}
     current = Config(**state["current"]) if "current" in state else BASELINE
+    if args.phase == "h27" and "current" not in state and not args.start:
+        args.start = "attn=fa4,compile=blocks,optim=fused,batch=8"  # what issue #16's campaign reached
+    if args.start:
+        fields = dict(kv.split("=", 1) for kv in args.start.split(","))
+        current = Config(
+            **{
+                k: (int(v) if k == "batch" else v == "true" if k == "graphs" else v)
+                for k, v in {**current.as_dict(), **fields}.items()
+            }
+        )
     if args.small:
         current = current.with_(batch=1)
     say(f"start: phase {args.phase}, current configuration {current.label()}")
@@ -124,6 +152,17 @@ def main() -> int:  # one driver, read top to bottom
     say(f"flash-attn 4: {fa4_version or fa4_reason}")
 
     # 2. Attention kernels at the workload's shapes (FA4, FA2, each SDPA backend), before the model.
+    if args.phase == "h27" and not args.no_probes:
+        # Why did flash-attn 4's cross-attention forward read 389 and 582 TFLOP/s in two runs?
+        # Each kernel timed three ways: host time per call, events back to back (ledger's
+        # collector), and events queued behind a GPU spin (device time alone).
+        result["attention_timing"] = attention_timing(shape, device, say)
+        save()
+    if cuda and args.phase == "h27":
+        from bf16_adamw import check as check_bf16_adamw
+
+        result["bf16_adamw_check"] = check_bf16_adamw("cuda")
+        say(f"bf16-copy AdamW kernel against the reference update: {result['bf16_adamw_check']}")
     if args.phase == "fa4":
         dtype = torch.bfloat16 if cuda else torch.float32
         records = []
@@ -151,7 +190,7 @@ def main() -> int:  # one driver, read top to bottom
     say(f"workload: {shape.blocks} blocks, {work.params() / 1e9:.3f} B params fp32")
     flop_per_sample = sum(analytic_flops(shape).values())
     result["audits"] = {}
-    for attn in ["sdpa"] if args.phase == "base" else ["fa4"]:
+    for attn in {"base": ["sdpa"], "fa4": ["fa4"], "h27": ["fa4", "mixed"]}[args.phase]:
         cfg = Config(attn=attn, batch=shape.batch)
         try:
             step = work.step_fn(cfg)
@@ -163,7 +202,12 @@ def main() -> int:  # one driver, read top to bottom
                 peak=VENDOR_H200_BF16,
                 peaks=[ceiling_peak],
                 derivation=DERIVATION.format(
-                    attn="SDPA cuDNN" if attn == "sdpa" else "flash-attn 4 through ledger::fa4_fwd/fa4_bwd"
+                    attn={
+                        "sdpa": "SDPA cuDNN",
+                        "fa4": "flash-attn 4 through ledger::fa4_fwd/fa4_bwd",
+                        "mixed": "flash-attn 4 through ledger::fa4_fwd/fa4_bwd for self-attention, SDPA cuDNN "
+                        "for cross-attention",
+                    }[attn]
                 ),
             )
             result["audits"][attn] = {
@@ -293,20 +337,40 @@ def main() -> int:  # one driver, read top to bottom
         "compile": lambda c: c.with_(compile="blocks"),
         "graphs": lambda c: c.with_(graphs=True),
         "attention": lambda c: c.with_(attn="fa4"),
+        # Issue #27.
+        "weights": lambda c: c.with_(weights="bf16-copy"),
+        "batch12": lambda c: c.with_(batch=12),
+        "batch14": lambda c: c.with_(batch=14),
+        "cross-attention": lambda c: c.with_(attn="mixed"),
+        "compile-model": lambda c: c.with_(compile="model"),
     }
-    order = ["batch", "optimizer", "compile", "graphs"] if args.phase == "base" else ["attention"]
+    order = {
+        "base": ["batch", "optimizer", "compile", "graphs"],
+        "fa4": ["attention"],
+        "h27": ["weights", "batch12", "cross-attention"],
+    }[args.phase]
     if args.only:
         order = [c for c in args.only.split(",") if c]
+    if args.phase == "h27" and not args.no_probes:
+        # Where a step of the configuration reached goes, before any change: kernel time by
+        # family (torch.profiler, one step) and the optimizer step timed alone.
+        result["profile_start"] = profile_step(work, current, cuda, say)
+        save()
     for name in order:
-        if args.small and name in ("compile", "graphs") and not args.only:
+        if args.small and name in ("compile", "graphs", "compile-model") and not args.only:
             continue
         cand = changes[name](current)
         if cand == current:
             continue
+        spent = time.perf_counter() - t_start
+        if spent > args.budget_s:
+            say(f"sandwich {name}: not started, {spent:.0f} s of the {args.budget_s:.0f} s budget spent")
+            result.setdefault("not_started", []).append(name)
+            continue
         sandwich(name, cand)
 
-    # 5. The configuration reached, timed once more for the stopping point (fa4 phase).
-    if args.phase == "fa4":
+    # 5. The configuration reached, timed once more for the stopping point (fa4, h27 phases).
+    if args.phase in ("fa4", "h27") and time.perf_counter() - t_start < args.budget_s + 30:
         say(f"final: {current.label()}")
         try:
             work.step_fn(current)()
@@ -324,6 +388,9 @@ def main() -> int:  # one driver, read top to bottom
         except Exception as exc:
             result["final"] = {"config": current.as_dict(), "error": f"{type(exc).__name__}: {exc}"[:1500]}
             say(f"  final FAILED: {exc}")
+    if args.phase == "h27" and result.get("sandwiches") and any(x.get("taken") for x in result["sandwiches"]):
+        if time.perf_counter() - t_start < args.budget_s + 30:
+            result["profile_end"] = profile_step(work, current, cuda, say)
     result["environment_load"] = env_load
     result["current"] = current.as_dict()
     save()

@@ -4,12 +4,24 @@ The model, its parameters and its FLOP are those of `reference_workload.py` (fp3
 parameters and AdamW state, bf16 autocast compute); what a configuration changes is how
 a step runs:
 
-- `attn`:     "sdpa" (PyTorch SDPA, cuDNN attention forced) or "fa4" (flash-attn 4 through
-              ledger's counted custom op, `ledger.collectors.flash.flash_attn_func`);
-- `compile`:  "none" or "blocks" (torch.compile of each transformer block: regional);
+- `attn`:     "sdpa" (PyTorch SDPA, cuDNN attention forced), "fa4" (flash-attn 4 through
+              ledger's counted custom op, `ledger.collectors.flash.flash_attn_func`) or "mixed"
+              (flash-attn 4 for self-attention, SDPA cuDNN for cross-attention);
+- `compile`:  "none", "blocks" (torch.compile of each transformer block: regional) or "model"
+              (one torch.compile of the whole forward: embeddings, blocks, output projection);
 - `optim`:    "fused" (AdamW fused=True) or "foreach" (AdamW foreach, capturable);
+- `weights`:  "autocast" (the forward casts each fp32 master weight to bf16, every step, and the
+              weight gradient is cast back to fp32) or "bf16-copy" (the optimizer step writes a
+              bf16 copy of every linear's weight and bias beside its fp32 master, the forward
+              uses the copy and its gradient stays bf16: `Bf16CopyAdamW`);
 - `graphs`:   False or True (the whole step, optimizer included, captured as one CUDA graph);
 - `batch`:    samples per step.
+
+Numerics are the same in both `weights` settings: autocast rounds the same fp32 master to
+bf16 (round to nearest even) and its matmul writes a bf16 weight gradient before the cast
+back to fp32, so the fp32 AdamW update sees the same values; only the passes over memory
+differ (a cast of 2.27 B weights each forward and of their gradients each backward, against
+one bf16 write inside the optimizer's own pass).
 
 One model and one optimizer serve every configuration, so the arms of a sandwich differ
 only by the knob under test.
@@ -18,6 +30,7 @@ only by the knob under test.
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import asdict, dataclass, replace
 
 import torch
@@ -27,6 +40,9 @@ from reference_workload import DiT, Shape, _rms
 
 from ledger.collectors.flash import flash_attn_func
 
+ATTN_LABELS = {"sdpa": "SDPA cuDNN", "fa4": "flash-attn 4", "mixed": "flash-attn 4 self + cuDNN cross"}
+COMPILE_LABELS = {"none": "eager", "blocks": "compiled blocks", "model": "compiled model"}
+
 
 @dataclass(frozen=True)
 class Config:
@@ -35,15 +51,19 @@ class Config:
     optim: str = "fused"
     graphs: bool = False
     batch: int = 2
+    weights: str = "autocast"
 
     def key(self) -> str:
-        return f"{self.attn}/{self.compile}/{self.optim}/{'graphs' if self.graphs else 'eager-launch'}/b{self.batch}"
+        return (
+            f"{self.attn}/{self.compile}/{self.optim}/{self.weights}/"
+            f"{'graphs' if self.graphs else 'eager-launch'}/b{self.batch}"
+        )
 
     def label(self) -> str:
         parts = [
-            "flash-attn 4" if self.attn == "fa4" else "SDPA cuDNN",
-            "compiled blocks" if self.compile == "blocks" else "eager",
-            f"{self.optim} AdamW",
+            ATTN_LABELS[self.attn],
+            COMPILE_LABELS[self.compile],
+            "fused AdamW writing bf16 weights" if self.weights == "bf16-copy" else f"{self.optim} AdamW",
             "CUDA graph" if self.graphs else None,
             f"batch {self.batch}",
         ]
@@ -68,6 +88,7 @@ def sdpa_context(device: torch.device):
 
 
 def attention(q, k, v, heads: int, impl: str):
+    """`impl` is "fa4" or "sdpa" for one call ("mixed" picks per call in block_forward)."""
     b, sq, d = q.shape
     sk = k.shape[1]
     q, k, v = q.view(b, sq, heads, d // heads), k.view(b, sk, heads, d // heads), v.view(b, sk, heads, d // heads)
@@ -77,37 +98,147 @@ def attention(q, k, v, heads: int, impl: str):
     return out.transpose(1, 2).reshape(b, sq, d)
 
 
-def block_forward(block: nn.Module, x, c, t6, impl: str):
-    """reference_workload.Block.forward with the attention implementation as an argument."""
+def self_cross(impl: str) -> tuple[str, str]:
+    """The kernel of the self- and the cross-attention of a block under `impl`."""
+    return {"sdpa": ("sdpa", "sdpa"), "fa4": ("fa4", "fa4"), "mixed": ("fa4", "sdpa")}[impl]
+
+
+class Linears:
+    """Where a forward finds each nn.Linear's weight and bias: the module's own fp32 master
+    parameters (autocast casts them), or the bf16 copies `Bf16CopyAdamW` writes, kept on the
+    module as `w16` and `b16` (plain tensor attributes, so `model.parameters()` stays the fp32
+    masters and torch.compile sees them as inputs of the graph)."""
+
+    def __init__(self, bf16: bool = False) -> None:
+        self.bf16 = bf16
+
+    def __call__(self, lin: nn.Module, x):
+        if self.bf16:
+            return F.linear(x, lin.w16, lin.b16)
+        return lin(x)
+
+
+OWN = Linears()
+
+
+def block_forward(block: nn.Module, x, c, t6, impl: str, lin: Linears = OWN):
+    """reference_workload.Block.forward with the attention implementation and the weights' source as arguments."""
+    self_impl, cross_impl = self_cross(impl)
     shift_a, scale_a, gate_a, shift_f, scale_f, gate_f = (block.scale_shift[None] + t6).unbind(1)
     h = F.rms_norm(x, (x.shape[-1],)) * (1 + scale_a[:, None]) + shift_a[:, None]
-    a = attention(_rms(block.q(h), block.q_norm), _rms(block.k(h), block.k_norm), block.v(h), block.heads, impl)
-    x = x + gate_a[:, None] * block.o(a)
+    a = attention(
+        _rms(lin(block.q, h), block.q_norm),
+        _rms(lin(block.k, h), block.k_norm),
+        lin(block.v, h),
+        block.heads,
+        self_impl,
+    )
+    x = x + gate_a[:, None] * lin(block.o, a)
     h = F.rms_norm(x, (x.shape[-1],))
-    a = attention(_rms(block.xq(h), block.xq_norm), _rms(block.xk(c), block.xk_norm), block.xv(c), block.heads, impl)
-    x = x + block.xo(a)
+    a = attention(
+        _rms(lin(block.xq, h), block.xq_norm),
+        _rms(lin(block.xk, c), block.xk_norm),
+        lin(block.xv, c),
+        block.heads,
+        cross_impl,
+    )
+    x = x + lin(block.xo, a)
     h = F.rms_norm(x, (x.shape[-1],)) * (1 + scale_f[:, None]) + shift_f[:, None]
-    return x + gate_f[:, None] * block.ff2(F.gelu(block.ff1(h), approximate="tanh"))
+    return x + gate_f[:, None] * lin(block.ff2, F.gelu(lin(block.ff1, h), approximate="tanh"))
 
 
 class BlockRunner(nn.Module):
     """Runs one reference block with a chosen attention; holds no parameters of its own."""
 
-    def __init__(self, block: nn.Module, impl: str) -> None:
+    def __init__(self, block: nn.Module, impl: str, lin: Linears = OWN) -> None:
         super().__init__()
-        self.block, self.impl = block, impl
+        self.block, self.impl, self.lin = block, impl, lin
 
     def forward(self, x, c, t6):
-        return block_forward(self.block, x, c, t6, self.impl)
+        return block_forward(self.block, x, c, t6, self.impl, self.lin)
 
 
-def model_forward(model: DiT, runners, latents, text, t):
+def model_forward(model: DiT, runners, latents, text, t, lin: Linears = OWN):
     """reference_workload.DiT.forward, with the blocks run by `runners`."""
-    x, c = model.patch(latents), model.caption(text)
-    t6 = model.t2(F.silu(model.t1(model.timestep(t)))).view(-1, 6, model.shape.dim)
+    x, c = lin(model.patch, latents), lin(model.caption, text)
+    t6 = lin(model.t2, F.silu(lin(model.t1, model.timestep(t)))).view(-1, 6, model.shape.dim)
     for run in runners:
         x = run(x, c, t6)
-    return model.out(F.rms_norm(x, (x.shape[-1],)))
+    return lin(model.out, F.rms_norm(x, (x.shape[-1],)))
+
+
+class Bf16CopyAdamW:
+    """AdamW over the fp32 masters of `torch.optim.AdamW` (its state, its hyperparameters), for
+    parameters whose gradient arrives on a bf16 copy: one pass per parameter reads the fp32
+    master, the bf16 gradient and the fp32 moments, and writes the master, the moments and the
+    bf16 copy the next forward uses. The same update as torch's AdamW (decoupled weight decay,
+    bias-corrected moments; `adamw_reference` is it in plain torch, for the check and the CPU).
+    On CUDA the pass is one Triton kernel per parameter (`benchmarks/gpu/bf16_adamw.py`)."""
+
+    def __init__(self, opt: torch.optim.AdamW, copies: dict[torch.Tensor, torch.Tensor]) -> None:
+        self.opt, self.copies = opt, copies  # fp32 master parameter -> its bf16 copy (a leaf)
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for group in self.opt.param_groups:
+            lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                copy = self.copies.get(p)
+                grad = copy.grad if copy is not None else p.grad
+                if grad is None:
+                    continue
+                state = self.opt.state[p]
+                if not state:
+                    state["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
+                    state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["step"] += 1
+                step = int(state["step"].item()) if p.device.type == "cpu" else None
+                if step is None:
+                    # The step count lives on the device (fused AdamW keeps it there); read once per
+                    # call from the host mirror instead of syncing per parameter.
+                    step = self._host_step(p)
+                bc1 = 1 - beta1**step
+                bc2_sqrt = math.sqrt(1 - beta2**step)
+                fused_step(
+                    p, grad, state["exp_avg"], state["exp_avg_sq"], copy, lr, beta1, beta2, eps, wd, bc1, bc2_sqrt
+                )
+
+    def _host_step(self, p: torch.Tensor) -> int:
+        steps = self.__dict__.setdefault("_steps", {})
+        if p not in steps:
+            steps[p] = int(self.opt.state[p]["step"].item())
+        else:
+            steps[p] += 1
+        return steps[p]
+
+    def refresh(self) -> None:
+        """Write every copy from its master (when this arm starts after another updated the masters)."""
+        with torch.no_grad():
+            for p, copy in self.copies.items():
+                copy.copy_(p)
+        self.__dict__.pop("_steps", None)
+
+
+def adamw_reference(p, grad, exp_avg, exp_avg_sq, copy, lr, beta1, beta2, eps, wd, bc1, bc2_sqrt) -> None:
+    """torch.optim.AdamW's update (its single-tensor path), in place, then the bf16 copy."""
+    g = grad.float()
+    p.mul_(1 - lr * wd)
+    exp_avg.lerp_(g, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+    denom = (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps)
+    p.addcdiv_(exp_avg, denom, value=-lr / bc1)
+    if copy is not None:
+        copy.copy_(p)
+
+
+def fused_step(p, grad, exp_avg, exp_avg_sq, copy, lr, beta1, beta2, eps, wd, bc1, bc2_sqrt) -> None:
+    if p.device.type == "cuda":
+        from bf16_adamw import adamw_bf16_copy
+
+        adamw_bf16_copy(p, grad, exp_avg, exp_avg_sq, copy, lr, beta1, beta2, eps, wd, bc1, bc2_sqrt)
+    else:
+        adamw_reference(p, grad, exp_avg, exp_avg_sq, copy, lr, beta1, beta2, eps, wd, bc1, bc2_sqrt)
 
 
 class Workload:
@@ -121,6 +252,31 @@ class Workload:
         self.inputs: dict[int, tuple] = {}
         self.steps: dict[str, object] = {}
         self.graphs: dict[str, torch.cuda.CUDAGraph] = {}
+        self._bf16: tuple[Linears, Bf16CopyAdamW] | None = None
+        self.active: str | None = None  # the key of the configuration that stepped last
+
+    def bf16_copies(self) -> tuple[Linears, Bf16CopyAdamW]:
+        """The bf16 copies of every nn.Linear's weight and bias (leaves the forward uses, set on
+        the module as `w16`/`b16`) and the optimizer that writes them; made once, 4.5 GB at the
+        reference shapes."""
+        if self._bf16 is None:
+            masters: dict[torch.Tensor, torch.Tensor] = {}
+            for mod in self.model.modules():
+                if isinstance(mod, nn.Linear):
+                    mod.w16 = mod.weight.detach().to(torch.bfloat16).requires_grad_(True)
+                    masters[mod.weight] = mod.w16
+                    mod.b16 = None
+                    if mod.bias is not None:
+                        mod.b16 = mod.bias.detach().to(torch.bfloat16).requires_grad_(True)
+                        masters[mod.bias] = mod.b16
+            self._bf16 = (Linears(bf16=True), Bf16CopyAdamW(self.opt, masters))
+        return self._bf16
+
+    def zero_grad(self) -> None:
+        self.opt.zero_grad(set_to_none=True)
+        if self._bf16 is not None:
+            for copy in self._bf16[1].copies.values():
+                copy.grad = None
 
     def params(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
@@ -146,22 +302,34 @@ class Workload:
                 group.update(fused=cuda, foreach=None if cuda else False, capturable=cfg.graphs and cuda)
 
     def _body(self, cfg: Config):
-        runners = [BlockRunner(b, cfg.attn) for b in self.model.blocks]
+        lin, bf16_opt = self.bf16_copies() if cfg.weights == "bf16-copy" else (OWN, None)
+        runners = [BlockRunner(b, cfg.attn, lin) for b in self.model.blocks]
         if cfg.compile == "blocks":
             runners = [torch.compile(r, dynamic=False) for r in runners]
+        forward = model_forward
+        if cfg.compile == "model":
+            forward = torch.compile(model_forward, dynamic=False)
         latents, text, target, t = self.batch(cfg.batch)
         autocast = torch.autocast(self.device.type, dtype=torch.bfloat16)
-        sdpa = cfg.attn == "sdpa"
+        sdpa = cfg.attn in ("sdpa", "mixed")
+        opt_step = bf16_opt.step if bf16_opt is not None else self.opt.step
 
         def body():
             with autocast, sdpa_context(self.device) if sdpa else contextlib.nullcontext():
-                pred = model_forward(self.model, runners, latents, text, t)
+                pred = forward(self.model, runners, latents, text, t, lin)
             loss = F.mse_loss(pred.float(), target)
             loss.backward()
-            self.opt.step()
+            opt_step()
             return loss
 
         return body
+
+    def enter(self, cfg: Config) -> None:
+        """Before a step of `cfg` after a step of another configuration: the bf16 copies are
+        rewritten from the masters the other configuration updated (a warmup step pays it)."""
+        if self.active != cfg.key() and cfg.weights == "bf16-copy":
+            self.bf16_copies()[1].refresh()
+        self.active = cfg.key()
 
     def step_fn(self, cfg: Config):
         """The training step of `cfg` (built once; a CUDA graph is captured on first use)."""
@@ -172,14 +340,17 @@ class Workload:
         if not cfg.graphs:
 
             def step():
+                self.enter(cfg)
                 self._set_optimizer(cfg)
                 loss = body()
-                self.opt.zero_grad(set_to_none=True)
+                self.zero_grad()
                 return loss
 
         else:
             if self.device.type != "cuda":
                 raise RuntimeError("CUDA graphs need a CUDA device")
+            if cfg.weights != "autocast":
+                raise RuntimeError("a CUDA graph of the step is built for autocast weights only")
             self._set_optimizer(cfg)
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
@@ -207,6 +378,11 @@ class Workload:
     def drop(self, cfg: Config) -> None:
         self.steps.pop(cfg.key(), None)
         self.graphs.pop(cfg.key(), None)
-        self.opt.zero_grad(set_to_none=True)
+        self.zero_grad()
+        if cfg.weights == "bf16-copy" and not any(k.split("/")[3] == "bf16-copy" for k in self.steps):
+            for mod in self.model.modules():
+                if isinstance(mod, nn.Linear):
+                    mod.w16 = mod.b16 = None
+            self._bf16 = None  # the copies' 4.5 GB go back when no kept configuration uses them
         if self.device.type == "cuda":
             torch.cuda.empty_cache()

@@ -4,6 +4,9 @@
 #   bash benchmarks/gpu/run_campaign.sh stash      # carry .whl holding part-0 (+ base/, fa4/): stash only
 #   bash benchmarks/gpu/run_campaign.sh base       # changes without flash-attn 4 (batch, optimizer, compile, graphs)
 #   bash benchmarks/gpu/run_campaign.sh fa4        # flash-attn 4: kernels, audit, sandwich, final measurement
+#   bash benchmarks/gpu/run_campaign.sh h27        # issue #27, from flash-attn 4, compiled blocks, batch 8:
+#                                                  # attention timing, profile, bf16 weight copy, batch 12,
+#                                                  # cuDNN cross-attention, final measurement
 #
 # WHEELS (default .whl) is the folder benchmarks/gpu/fetch_wheels.sh wrote, or the part of it
 # this call carries; install_wheels.sh stashes what arrives in /tmp and installs flash-attn 4
@@ -18,9 +21,13 @@ mkdir -p "$OUT"
 # shellcheck source=/dev/null
 source "$ROOT/benchmarks/gpu/install_wheels.sh" "${WHEELS:-$ROOT/.whl}"
 [ "$PHASE" = stash ] && exit 0
-if [ "$PHASE" = fa4 ] && [ "$FA4_READY" != 1 ]; then
-  echo "flash-attn 4 is not installed on this machine (a part is missing): the fa4 phase records FA4 as failed"
+if [ "$PHASE" != base ] && [ "$FA4_READY" != 1 ]; then
+  echo "flash-attn 4 is not installed on this machine (a part is missing): the $PHASE phase records FA4 as failed"
 fi
+# Phase h27 steps at batch 8 and 12 in one process: expandable segments keep the caching
+# allocator's blocks from fragmenting between the arms (every arm of a sandwich runs under it).
+[ "$PHASE" = h27 ] && export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}"
+echo "commit $(git -C "$ROOT" log -1 --format=%h 2>/dev/null || echo unknown)"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv || true
 python3 "$ROOT/benchmarks/gpu/campaign.py" --phase "$PHASE" --out "$OUT" "$@" 2>&1 | tee "$OUT/stdout-$PHASE.txt"
