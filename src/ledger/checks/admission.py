@@ -10,22 +10,25 @@ refuses the whole batch, naming the input file and place, the rule id and its fi
 at warning severity are kept in `warnings` for the command to print. Rules about the
 history (append-only) and pages are not about new records and stay with `check`.
 
-Install it on a ledger with `admit(ledger)`: the store's `Ledger.write` then calls it for
-every batch, whoever writes (add, importers, the sandwich runner, the collectors).
+Install it on a ledger with `admit(ledger)`: the store's `Ledger.write` then calls its
+`admit` (the store's `Admission` interface) for every batch, whoever writes (add,
+importers, the sandwich runner, the collectors). Each record arrives encoded once (the
+bytes its file will hold); references the store's `Batch` already resolved are not
+looked up again; unique keys come from the key index (checks/keyindex.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
 from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
-from ..schema.envelope import Envelope
 from ..schema.kinds import Environment
 from ..schema.registry import KINDS
-from ..store.canonical import canonical_bytes
 from ..store.ledger import Ledger, shard_of
+from ..store.staged import Staged
 from . import guidance
 from .crossrecord import check_attachments, check_unique, cross_checks
 from .findings import Findings
@@ -41,7 +44,7 @@ NOT_AT_ADD = frozenset(
 
 
 class Admission:
-    """The write-time check of one ledger. Callable as the store's admission hook."""
+    """The write-time check of one ledger (the store's `Admission` interface)."""
 
     def __init__(self, ledger: Ledger):
         self.ledger = ledger
@@ -49,50 +52,44 @@ class Admission:
         self.tree = DiskTree(ledger)
         self.warnings: list[Violation] = []
 
-    # -- the hook ----------------------------------------------------------------------------
+    # -- the interface -------------------------------------------------------------------------
 
-    def __call__(
-        self,
-        ledger: Ledger,
-        records: list[dict[str, Any]],
-        models: list[Envelope] | None = None,
-        origins: list[tuple[str, str]] | None = None,
-    ) -> None:
-        found = self.judge(records, models)
+    def admit(self, ledger: Ledger, batch: Sequence[Staged], *, references_checked: bool = False) -> None:
+        found = self.judge(batch, references_checked=references_checked)
         errors = [v for v in found if v.severity == ERROR]
         self.warnings.extend(v for v in found if v.severity == WARNING)
         if errors:
-            problems = [self.problem(v, records, origins) for v in errors]
+            problems = [self.problem(v, batch) for v in errors]
             raise InputError(
                 f"{len(problems)} problem(s) that `ledger check` would refuse; nothing was written", problems
             )
 
-    def problem(self, v: Violation, records: list[dict[str, Any]], origins) -> Problem:
+    def problem(self, v: Violation, batch: Sequence[Staged]) -> Problem:
         """A violation as an input problem: the input file and place when known, the rule id first."""
         file, where = v.file, ""
-        if origins:
-            for record, origin in zip(records, origins, strict=False):
-                if f"/{record['id']}.json" in v.file:
-                    file, where = origin[0], origin[1] or ""
-                    break
+        for staged in batch:
+            if staged.origin is not None and f"/{staged.data['id']}.json" in v.file:
+                file, where = staged.origin[0], staged.origin[1] or ""
+                break
         parts = (where, f"field {v.field}" if v.field else "", f"line {v.line}" if v.line and not where else "")
         place = ", ".join(p for p in parts if p)
         return Problem(file, place, f"{v.rule}: {v.message}", v.fix)
 
     # -- the rules ---------------------------------------------------------------------------
 
-    def judge(self, records: list[dict[str, Any]], models: list[Envelope] | None = None) -> list[Violation]:
+    def judge(self, batch: Sequence[Staged], *, references_checked: bool = False) -> list[Violation]:
         """Every violation `check` would report about these records, given the ledger on disk."""
         f = Findings("add", self.ledger.config, self.active)
-        infos = self.one_by_one(f, records, models)
-        batch = {i.id: i for i in infos}
-        known: dict[str, Info] = dict(batch)
+        records = [s.data for s in batch]
+        infos = self.one_by_one(f, batch)
+        new = {i.id: i for i in infos}
+        known: dict[str, Info] = dict(new)
         exists_on_disk: dict[str, bool] = {}
 
         def exists(ref: str) -> bool:
-            if ref not in batch and ref not in exists_on_disk:
+            if ref not in new and ref not in exists_on_disk:
                 exists_on_disk[ref] = self.ledger.exists(ref)
-            return ref in batch or exists_on_disk[ref]
+            return ref in new or exists_on_disk[ref]
 
         def lookup(ref: str) -> Info | None:
             """A referenced record's `Info`: the batch's, else read from disk."""
@@ -107,21 +104,20 @@ class Admission:
                 known[ref] = info
             return info
 
-        cross_checks(f, infos, lookup, exists, self.ledger.root)
+        cross_checks(f, infos, lookup, None if references_checked else exists, self.ledger.root)
         if f.on("unique-key"):
             check_unique(f, infos, self.keys_on_disk({i.kind for i in infos if i.keys}, infos), self.tree)
         check_attachments(f, infos, self.tree)
         self.guidance(f, records, infos)
         return [v for v in f.result.violations if v.rule not in NOT_AT_ADD]
 
-    def one_by_one(self, f: Findings, records: list[dict[str, Any]], models: list[Envelope] | None) -> list[Info]:
+    def one_by_one(self, f: Findings, batch: Sequence[Staged]) -> list[Info]:
         """The per-file rules on each record's canonical bytes; the records' `Info`."""
         rules = f.file_rules()
         infos: list[Info] = []
-        for n, data in enumerate(records):
-            raw = canonical_bytes(data)
+        for staged in batch:
+            data, raw, model = staged.data, staged.raw, staged.model
             rel = f"{data['kind']}/{shard_of(data['id'])}/{data['id']}.json"
-            model = models[n] if models is not None and n < len(models) else None
             if model is None:  # an importer's batch: validate as check does
                 found, info = inspect_file(rel, raw, rules)
             else:  # validated by the store already: the rules that remain, as check runs them

@@ -63,7 +63,7 @@ def rules_fingerprint(rules: FileRules) -> str:
 #: How git decides a file is unmodified, pinned for the cache's reads: a repository's own
 #: config must not make an edited file read as clean (ctime not trusted, stat checks
 #: relaxed or skipped, an fsmonitor hook answering "nothing changed").
-_HONEST_STAT = (
+HONEST_STAT = (
     "-c",
     "core.trustctime=true",
     "-c",
@@ -80,8 +80,8 @@ def clean_blobs(records_dir: Path) -> dict[str, str]:
     bytes git reports as equal to the index. Empty when the folder is not in a git work tree."""
     git = Git(records_dir)
     try:
-        staged = git.run(*_HONEST_STAT, "ls-files", "-s", "-v", "-z", "--", ".")
-        modified = git.run(*_HONEST_STAT, "diff-files", "--name-only", "--relative", "-z", "--", ".")
+        staged = git.run(*HONEST_STAT, "ls-files", "-s", "-v", "-z", "--", ".")
+        modified = git.run(*HONEST_STAT, "diff-files", "--name-only", "--relative", "-z", "--", ".")
     except (GitError, OSError):
         return {}
     dirty = set(modified.decode("utf-8", "surrogateescape").split("\0"))

@@ -24,20 +24,22 @@ def cross_checks(
     f: Findings,
     new: list[Info],
     lookup: Lookup,
-    exists: Callable[[str], bool],
+    exists: Callable[[str], bool] | None,
     root: Path,
     pushing: Pushing | None = None,
 ) -> None:
-    """reference-resolves, comparability, supersedes-chain and the SHA rules for `new`."""
+    """reference-resolves (unless `exists` is None: resolved by the writer already),
+    comparability, supersedes-chain and the SHA rules for `new`."""
     for info in new:
-        for where, ref in info.refs:
-            if not exists(ref):
-                f.emit(
-                    "reference-resolves",
-                    info.path,
-                    f"refers to record {ref}, which is not in the ledger",
-                    field=where,
-                )
+        if exists is not None:
+            for where, ref in info.refs:
+                if not exists(ref):
+                    f.emit(
+                        "reference-resolves",
+                        info.path,
+                        f"refers to record {ref}, which is not in the ledger",
+                        field=where,
+                    )
         comparability.check(info, lookup, f.emit)
         derived.check(info, lookup, f.emit)
     check_chains(f, new, lookup)

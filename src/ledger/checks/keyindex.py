@@ -17,7 +17,7 @@ from pathlib import Path
 from ..git import Git, GitError
 
 
-def _key_values(raw: bytes | None, fields: tuple[str, ...]) -> list[str]:
+def key_values(raw: bytes | None, fields: tuple[str, ...]) -> list[str]:
     if raw is None:
         return []
     try:
@@ -64,7 +64,7 @@ def key_index(git: Git, commit: str, folder: str, kind: str, fields: tuple[str, 
         added = [p for status, p in changes if status in "AMT"]
     blobs = git.read_blobs([f"{tree}:{p}" for p in added if p.endswith(".json")])
     for p in added:
-        for key in _key_values(blobs.get(f"{tree}:{p}"), fields):
+        for key in key_values(blobs.get(f"{tree}:{p}"), fields):
             keys.setdefault(key, []).append(p)
     _save(cache_path, {"tree": tree, "folder": folder, "fields": list(fields), "keys": keys})
     return keys

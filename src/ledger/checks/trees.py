@@ -9,13 +9,16 @@ Paths are relative to the records folder ("issue/01/01J....json").
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 from typing import Protocol
 
-from ..git import EMPTY_TREE, Git
+from ..git import EMPTY_TREE, Git, GitError
 from ..schema.registry import KINDS
-from ..store.ledger import Ledger, shard_of
-from .keyindex import key_index
+from ..store.ledger import Ledger, lstat_chain, shard_of, symlink_error
+from .cache import HONEST_STAT
+from .keyindex import key_index, key_values
 
 
 class RecordTree(Protocol):
@@ -82,6 +85,56 @@ class DiskTree:
         return out
 
     def keys(self, kind: str, fields: tuple[str, ...], index: str | None = None) -> dict[str, list[str]]:
+        """From the key index of the records committed at HEAD (checks/keyindex.py), brought
+        to the work tree by reading only the files git reports as differing from HEAD,
+        untracked (ignored ones included) or not trusted by the index (assume-unchanged,
+        skip-worktree); every record file read when the folder is not in a git work tree."""
+        folder = self.root / kind
+        found = None
+        if folder.is_dir() and not folder.is_symlink() and lstat_chain(self.ledger.root, folder) is None:
+            found = self._indexed(folder, kind, fields, index)
+        return found if found is not None else self._scanned(kind, fields)
+
+    def _indexed(
+        self, folder: Path, kind: str, fields: tuple[str, ...], index: str | None
+    ) -> dict[str, list[str]] | None:
+        git = Git(folder)
+        try:
+            if not git.ok("rev-parse", "--verify", "--quiet", "HEAD^{commit}"):
+                return None
+            top = git.toplevel
+            rel = folder.resolve().relative_to(top.resolve()).as_posix()
+            # Its own cache file: the range checks index the same folder at other commits.
+            committed = key_index(Git(top), "HEAD", rel, f"worktree-{index or kind}", fields)
+            changed = git.run(
+                *HONEST_STAT, "diff-index", "--name-only", "--no-renames", "-z", "--relative", "HEAD", "--", "."
+            )
+            tagged = git.run("ls-files", "-v", "-z", "--", ".")
+            others = git.run("ls-files", "--others", "-z", "--", ".")
+        except (GitError, OSError, ValueError):
+            return None
+        stale = {p for p in _names(changed) + _names(others) if p}
+        stale.update(e[2:] for e in _names(tagged) if e and not e.startswith("H "))
+        keys: dict[str, list[str]] = {}
+        for key, paths in committed.items():
+            kept = [p for p in paths if p not in stale and _RECORD_FILE.fullmatch(p)]
+            if kept:
+                keys[key] = kept
+        for p in sorted(stale):
+            path = folder / p
+            if not _RECORD_FILE.fullmatch(p) or not os.path.lexists(path):
+                continue
+            if path.is_symlink() or path.parent.is_symlink():
+                raise symlink_error(self.ledger.shown(path))
+            try:
+                raw = path.read_bytes()
+            except OSError:
+                continue
+            for key in key_values(raw, fields):
+                keys.setdefault(key, []).append(p)
+        return keys
+
+    def _scanned(self, kind: str, fields: tuple[str, ...]) -> dict[str, list[str]]:
         keys: dict[str, list[str]] = {}
         base = self.root / kind
         for path in self.ledger.iter_paths(kind):
@@ -145,6 +198,14 @@ class CommitTree:
         if self.commit == EMPTY_TREE:
             return {}
         return key_index(self.git, self.commit, f"{self.folder}{kind}", index or kind, fields)
+
+
+#: A record file's path inside its kind's folder, as `Ledger.iter_paths` finds them.
+_RECORD_FILE = re.compile(r"[^/]+/[^/.][^/]*\.json")
+
+
+def _names(out: bytes) -> list[str]:
+    return out.decode("utf-8", "surrogateescape").split("\0")
 
 
 def record_path(kind: str, rid: str) -> str:

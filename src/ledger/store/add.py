@@ -14,10 +14,11 @@ from pydantic import ValidationError
 from ..errors import InputError, Problem
 from ..schema.envelope import ENVELOPE_FIELDS, GENERATED_FIELDS, Allocation, Envelope, Source
 from ..schema.registry import KINDS
-from .canonical import NotCanonical, canonical_bytes, seal, sha_line
+from .canonical import NotCanonical, canonical_bytes, seal, sha_line, with_hash
 from .ids import new_id
 from .inputs import Item
 from .limits import Limits, canonical_too_deep
+from .staged import Staged
 from .stamps import AllocationOverrides, detect_allocation, source_stamp, tool_stamp
 
 if TYPE_CHECKING:  # Ledger.batch() makes the Batch below; the Ledger is named here for types only
@@ -250,9 +251,17 @@ def seal_records(records: list[Envelope], items: list[Item], limits: Limits | No
     """Seal records, refusing (InputError, nothing written) any that the canonical form cannot
     hold or that would break the parsing limits every reader applies: larger than
     `record-size`, deeper than `parse-limits.max_depth`."""
+    return [data for data, _ in seal_encoded(records, items, limits)]
+
+
+def seal_encoded(
+    records: list[Envelope], items: list[Item], limits: Limits | None = None
+) -> list[tuple[dict[str, Any], bytes]]:
+    """`seal_records`, each sealed dict with the bytes of its file: every record is
+    encoded once, for its hash and its file."""
     limits = limits or Limits()
     problems: list[Problem] = []
-    sealed: list[dict[str, Any]] = []
+    sealed: list[tuple[dict[str, Any], bytes]] = []
     for number, (record, item) in enumerate(zip(records, items), start=1):
         try:
             data = record.model_dump(mode="json", exclude_none=True)
@@ -290,8 +299,10 @@ def seal_records(records: list[Envelope], items: list[Item], limits: Limits | No
                 )
             )
             continue
-        data["sha256"] = hashlib.sha256(raw).hexdigest()
-        sealed.append(data)
+        digest = hashlib.sha256(raw).hexdigest()
+        file_bytes = with_hash(data, raw, digest)
+        data["sha256"] = digest
+        sealed.append((data, file_bytes))
     if problems:
         raise InputError(f"{len(problems)} problem(s); nothing was written", problems)
     return sealed
@@ -356,15 +367,14 @@ class Batch:
             raise RuntimeError("this batch was already written")
         check_references(self.ledger, self.records, self.items)
         # Refused here, nothing written: no canonical form, deeper or larger than readers accept.
-        sealed = seal_records(self.records, self.items, Limits.of(self.ledger.config.rules))
-        self.records = [r.model_copy(update={"sha256": d["sha256"]}) for r, d in zip(self.records, sealed)]
+        sealed = seal_encoded(self.records, self.items, Limits.of(self.ledger.config.rules))
+        self.records = [r.model_copy(update={"sha256": d["sha256"]}) for r, (d, _) in zip(self.records, sealed)]
         if not dry_run:
-            self.paths = self.ledger.write(
-                sealed,
-                durable=durable,
-                models=self.records,
-                origins=[(item.file, item.where or "") for item in self.items],
-            )
+            staged = [
+                Staged(data, raw, model, (item.file, item.where or ""))
+                for (data, raw), model, item in zip(sealed, self.records, self.items)
+            ]
+            self.paths = self.ledger.write_staged(staged, durable=durable, references_checked=True)
         self.written = True
         return self.records
 
@@ -397,6 +407,7 @@ __all__ = [
     "prepare",
     "seal_record",
     "seal_records",
+    "seal_encoded",
     "check_references",
     "ENVELOPE_FIELDS",
 ]

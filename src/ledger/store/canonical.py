@@ -78,6 +78,22 @@ def sha_line(given: str) -> bytes:
     return b'\n  "sha256": "' + given.encode("ascii") + b'",\n'
 
 
+def with_hash(record: dict[str, Any], raw: bytes, digest: str) -> bytes:
+    """The file bytes of `record` sealed with `digest`, from `raw` (its canonical bytes
+    without `sha256`): the inverse of `hash_of_file`, the `sha256` line put where sorting the
+    keys puts it, so the record is encoded once. Falls back to encoding the sealed record
+    when no top-level key sorts after `sha256`."""
+    after = sorted(k for k in record if k > "sha256")
+    if not after or "sha256" in record:
+        return canonical_bytes({**record, "sha256": digest})
+    # Top-level members are the only lines indented by exactly two spaces (a string holds
+    # no raw newline), so the first member after `sha256` is found by its line.
+    at = raw.find(b'\n  "' + after[0].encode("utf-8") + b'": ')
+    if at < 0:
+        return canonical_bytes({**record, "sha256": digest})
+    return raw[:at] + sha_line(digest) + raw[at + 1 :]
+
+
 def hash_of_file(raw: bytes, given: Any) -> str | None:
     """The content hash of canonical record bytes, without re-serialising: the bytes with
     their top-level `sha256` line removed. None when that line is not where canonical bytes

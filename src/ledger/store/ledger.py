@@ -16,7 +16,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,6 +34,7 @@ from .add import Batch, Stamping
 from .canonical import NotCanonical, canonical_bytes
 from .ids import is_id
 from .limits import Limits, canonical_too_deep
+from .staged import Admission, Staged
 
 TMP_PREFIX = ".tmp-"
 #: Open flags of the no-follow readers (0 where the platform has none).
@@ -182,9 +183,7 @@ class Ledger:
 
     root: Path
     config: Config = field(default_factory=Config)
-    #: Called with (ledger, sealed dicts, models or None, origins or None) before every write;
-    #: raises to refuse the batch. `ledger.checks.admission.admit` installs the checker's rules.
-    admission: Any = field(default=None, repr=False, compare=False)
+    admission: Admission | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def open(cls, start: Path | str | None = None) -> Ledger:
@@ -371,31 +370,48 @@ class Ledger:
         With an `admission` installed, it judges the batch first (`models`, the validated
         records, spare it validating again; `origins`, (file, place) of each input, name where
         a refused record came from) and nothing is written when it refuses.
+        """
+        records = list(records)
+        staged = [
+            Staged(
+                r,
+                canonical_bytes(r),
+                models[n] if models is not None and n < len(models) else None,
+                origins[n] if origins is not None and n < len(origins) else None,
+            )
+            for n, r in enumerate(records)
+        ]
+        return self.write_staged(staged, durable=durable)
+
+    def write_staged(
+        self, staged: Sequence[Staged], *, durable: bool = True, references_checked: bool = False
+    ) -> list[Path]:
+        """Write records whose file bytes are already encoded (`Staged.raw`): `Batch.commit`
+        encodes each record once, for its hash, its checks and its file.
 
         Every record is first written and flushed to a temporary file beside its final
         path; only then are all of them linked into place. A kill at any point leaves
         either nothing or whole records.
         """
         if self.admission is not None:
-            records = list(records)
-            self.admission(self, records, models, origins)
-        staged: list[tuple[str, str]] = []
+            self.admission.admit(self, staged, references_checked=references_checked)
+        jobs = [(self.path_str(s.data["kind"], s.data["id"]), s.raw) for s in staged]
+        temps: list[tuple[str, str]] = []
         linked: list[str] = []
         pid = os.getpid()
         try:
-            jobs = [(self.path_str(r["kind"], r["id"]), canonical_bytes(r)) for r in records]
             _make_folders({os.path.dirname(path) for path, _ in jobs})
-            staged = [(path, f"{os.path.dirname(path)}/{TMP_PREFIX}{os.path.basename(path)}.{pid}") for path, _ in jobs]
+            temps = [(path, f"{os.path.dirname(path)}/{TMP_PREFIX}{os.path.basename(path)}.{pid}") for path, _ in jobs]
             # A large batch is flushed by one syncfs() of the records' file system instead of
             # one fsync per file: the disk then commits the whole batch in one journal
             # transaction. Never os.sync(), which flushes every file system of the machine
             # (a node writing checkpoints would stall the add). Without syncfs: per-file fsync.
             bulk = len(jobs) > BULK_SYNC_THRESHOLD and _SYNCFS is not None
-            for (_, data), (_, tmp) in zip(jobs, staged):
+            for (_, data), (_, tmp) in zip(jobs, temps):
                 _write_tmp(tmp, data, durable and not bulk)
             if durable and bulk:
                 _syncfs(self._records_str)
-            for path, tmp in staged:
+            for path, tmp in temps:
                 # Never replaces an existing file: a record is never overwritten.
                 _place(tmp, path)
                 linked.append(path)
@@ -414,7 +430,7 @@ class Ledger:
             ) from None
         finally:
             # Only what was not moved into place is left to remove.
-            for _, tmp in staged[len(linked) :]:
+            for _, tmp in temps[len(linked) :]:
                 _unlink(tmp)
         return [Path(p) for p in linked]
 
