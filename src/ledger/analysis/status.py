@@ -482,6 +482,26 @@ def contract_summary(contract: Contract | None) -> dict[str, Any] | None:
     }
 
 
+def owed_entries(items: Iterable[Any]) -> list[OwedEntry]:
+    """The owed items of the spec pages as `ledger.pages` reads them (text, owner, issues,
+    spec); the Owed section gives an unowned one the owner of the issue it cites."""
+    return [OwedEntry(o.text, o.owner, list(o.issues), o.spec) for o in items]
+
+
+def ledger_status(
+    records: Iterable[Envelope],
+    contract: str | None = None,
+    *,
+    asked: bool = False,
+    owed_items: Iterable[Any] = (),
+    guidance: Guidance | None = None,
+) -> Status:
+    """The one status of a ledger that `ledger status`, the site's home page and `ledger demo`
+    show: `build_status` with the spec pages' owed items and the guidance judged by
+    ledger.yaml (`ledger.checks.registry.ledger_guidance`)."""
+    return build_status(records, contract, asked=asked, owed=owed_entries(owed_items), guidance=guidance)
+
+
 def build_status(
     records: Iterable[Envelope],
     contract: str | None = None,

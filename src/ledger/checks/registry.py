@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis.guidance import Guidance, build_guidance
 from ..errors import ConfigError, Problem
+from ..schema.envelope import Envelope
+from ..store.ledger import Ledger
+from ..store.sources import source_view
 from . import artifacts, comparability, derived, guidance, history, keyedrows, pages, provenance, records
 from .rule import SEVERITIES, Rule
 
@@ -114,3 +118,10 @@ def eligibility_thresholds(config_rules: dict | None, config_file: str = "ledger
     """The baseline-eligibility thresholds as configured (`rules: baseline-eligibility:`), which
     the stopping point, `ledger status` and the site judge allocations by."""
     return dict(configure(config_rules, config_file)["baseline-eligibility"].params)
+
+
+def ledger_guidance(ledger: Ledger, records: list[Envelope]) -> Guidance:
+    """The guidance over `records` (re-gates owed, eligibility, pending decisions) as the
+    ledger's ledger.yaml configures it, against its measured source: what `ledger status`,
+    the site and `ledger demo` judge by."""
+    return build_guidance(records, source_view(ledger), eligibility_thresholds(ledger.config.rules))

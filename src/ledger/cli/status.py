@@ -5,13 +5,10 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from ..analysis.guidance import build_guidance
-from ..analysis.keyed import issue_owner, owner_of
-from ..analysis.status import OwedEntry, build_status, unique_prefixes, verdict_phrase
-from ..checks.registry import eligibility_thresholds
+from ..analysis.status import ledger_status, unique_prefixes, verdict_phrase
+from ..checks.registry import ledger_guidance
 from ..errors import InputError, Problem
 from ..pages import read_spec_owed
-from ..store.sources import source_view
 from .console import console, print_fitted
 from .output import FORMAT_OPTION, open_ledger, print_json
 
@@ -35,10 +32,7 @@ def command(ctx: click.Context, contract: str | None, fmt: str) -> int:
     asked = contract is not None
     name = contract if asked else ledger.config.contract
     owed_items, unreadable = read_spec_owed(ledger.specs_dir)
-    lookup = issue_owner(records)
-    owed = [OwedEntry(o.text, owner_of(o.owner, o.issues, lookup), list(o.issues), o.spec) for o in owed_items]
-    guidance = build_guidance(records, source_view(ledger), eligibility_thresholds(ledger.config.rules))
-    status = build_status(records, name, asked=asked, owed=owed, guidance=guidance)
+    status = ledger_status(records, name, asked=asked, owed_items=owed_items, guidance=ledger_guidance(ledger, records))
     if name and status.contract is None:
         where = "--contract" if asked else "ledger.yaml contract:"
         known = sorted({r.name for r in records if r.kind == "contract"})

@@ -6,10 +6,11 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..analysis.keyed import issue_owner, owner_of
-from ..analysis.status import OwedEntry, build_status, stopping_row
+from ..analysis.guidance import Guidance
+from ..analysis.status import ledger_status, stopping_row
 from ..analysis.stopping_point import stopping_point
 from ..checks import run_check
+from ..checks.registry import ledger_guidance
 from ..pages import read_spec_owed
 from ..schema.kinds import Decision
 from ..site.builder import build_site
@@ -58,7 +59,8 @@ class DemoSummary:
 
 def summarize(demo: DemoResult, *, build_site: bool = True) -> DemoSummary:
     records = demo.ledger.records()
-    contract, rows = stopping_point(records, demo.ledger.config.contract)
+    guidance = ledger_guidance(demo.ledger, records)  # ledger.yaml's thresholds, as `ledger status` judges
+    contract, rows = stopping_point(records, demo.ledger.config.contract, judge=guidance.judge)
     peak = rows[0].flop_audit.peak if rows and rows[0].flop_audit else None
     summary = DemoSummary(
         root=str(demo.root),
@@ -94,19 +96,16 @@ def summarize(demo: DemoResult, *, build_site: bool = True) -> DemoSummary:
         ],
     )
     summary.campaign = demo.campaign
-    summary.status = _status(demo, records)
+    summary.status = _status(demo, records, guidance)
     summary.check = _check(demo)
     if build_site:
         summary.site = _site(demo)
     return summary
 
 
-def _status(demo: DemoResult, records) -> dict[str, Any]:
-
+def _status(demo: DemoResult, records, guidance: Guidance) -> dict[str, Any]:
     owed_items, _ = read_spec_owed(demo.ledger.specs_dir)
-    lookup = issue_owner(records)
-    owed = [OwedEntry(o.text, owner_of(o.owner, o.issues, lookup), list(o.issues), o.spec) for o in owed_items]
-    return build_status(records, demo.ledger.config.contract, owed=owed).as_dict()
+    return ledger_status(records, demo.ledger.config.contract, owed_items=owed_items, guidance=guidance).as_dict()
 
 
 def _check(demo: DemoResult) -> dict[str, Any] | None:

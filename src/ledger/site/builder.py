@@ -27,11 +27,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from ..analysis.guidance import build_guidance
-from ..checks.registry import eligibility_thresholds
+from ..checks.registry import ledger_guidance
 from ..config import inside
 from ..errors import InputError, LedgerError, Problem
-from ..store.sources import source_view
 from . import (
     charts,
     decisions,
@@ -126,7 +124,7 @@ def load_data(ledger, progress: Progress = _noop) -> SiteData:
     records.sort(key=lambda r: (r.when, r.id))
     specs = read_specs(ledger.specs_dir, ledger.root)
     title = ledger.config.site.title
-    guidance = build_guidance(records, source_view(ledger), eligibility_thresholds(ledger.config.rules))
+    guidance = ledger_guidance(ledger, records)
     data = SiteData.build(title, records, specs, ledger.config.contract)
     data.guidance = guidance
     extra = home.cited_ids(data)

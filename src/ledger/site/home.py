@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..analysis.status import OwedEntry, Status, build_status
+from ..analysis.status import Status, ledger_status
 from ..analysis.stopping_point import stopping_point
 from ..pages import spec_owed
 from ..schema.kinds import Contract, Measurement
@@ -32,17 +32,10 @@ def contract_page(contract_id: str) -> str:
     return f"{CONTRACTS}{contract_id}.md"
 
 
-def owed_entries(data: SiteData) -> list[OwedEntry]:
-    return [
-        OwedEntry(o.text, o.owner, list(o.issues), o.spec)
-        for spec in data.specs
-        for o in spec_owed(spec.name, spec.body, spec.front)
-    ]
-
-
 def status_of(data: SiteData, contract: str | None = None, asked: bool = False) -> Status:
-    return build_status(
-        data.records, contract or data.contract_name, asked=asked, owed=owed_entries(data), guidance=data.guidance
+    owed = [o for spec in data.specs for o in spec_owed(spec.name, spec.body, spec.front)]
+    return ledger_status(
+        data.records, contract or data.contract_name, asked=asked, owed_items=owed, guidance=data.guidance
     )
 
 
