@@ -6,7 +6,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .records import FileRules
-from .registry import RULES, Active
+from .registry import RULES, Active, rule
 from .result import CheckResult, Violation
 
 #: The rules `inspect_file` decides from one record file's bytes.
@@ -46,7 +46,11 @@ class Findings:
         self.specs_rel = PurePosixPath(config.specs).as_posix().strip("/")
 
     def on(self, rule_id: str) -> bool:
-        return rule_id in self.active
+        """Whether the rule runs; an undeclared id raises UnknownRule."""
+        if rule_id in self.active:
+            return True
+        rule(rule_id)
+        return False
 
     def params(self, rule_id: str) -> dict[str, Any]:
         return self.active[rule_id].params
@@ -63,6 +67,7 @@ class Findings:
     ) -> None:
         active = self.active.get(rule_id)
         if active is None:
+            rule(rule_id)  # an undeclared id raises UnknownRule; a rule turned off is dropped
             return
         self.result.violations.append(
             Violation(

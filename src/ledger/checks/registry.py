@@ -27,6 +27,19 @@ FAMILIES = (artifacts, records, comparability, derived, history, pages, keyedrow
 RULES: dict[str, Rule] = {rule.id: rule for family in FAMILIES for rule in family.RULES}
 
 
+class UnknownRule(LookupError):
+    """A rule id no family declares: a programming error (a typo, a rule not registered),
+    never a rule the user turned off."""
+
+
+def rule(rule_id: str) -> Rule:
+    """The declared rule of this id; UnknownRule when no family declares it."""
+    try:
+        return RULES[rule_id]
+    except KeyError:
+        raise UnknownRule(f"no rule {rule_id!r} is declared (ledger.checks.registry.FAMILIES)") from None
+
+
 def all_rules() -> dict[str, Rule]:
     """Every rule by id."""
     return RULES
