@@ -495,11 +495,14 @@ def ledger_status(
     asked: bool = False,
     owed_items: Iterable[Any] = (),
     guidance: Guidance | None = None,
+    rows_of: Callable[[Contract], list[Row]] | None = None,
 ) -> Status:
     """The one status of a ledger that `ledger status`, the site's home page and `ledger demo`
     show: `build_status` with the spec pages' owed items and the guidance judged by
     ledger.yaml (`ledger.checks.registry.ledger_guidance`)."""
-    return build_status(records, contract, asked=asked, owed=owed_entries(owed_items), guidance=guidance)
+    return build_status(
+        records, contract, asked=asked, owed=owed_entries(owed_items), guidance=guidance, rows_of=rows_of
+    )
 
 
 def build_status(
@@ -509,15 +512,23 @@ def build_status(
     asked: bool = False,
     owed: Iterable[OwedEntry] = (),
     guidance: Guidance | None = None,
+    rows_of: Callable[[Contract], list[Row]] | None = None,
 ) -> Status:
     """The status of a ledger under `contract` (a name or id; else the current-contract rule).
 
     `asked` says the contract came from the user (`--contract`) rather than ledger.yaml.
+    `rows_of` gives a contract's stopping-point rows when the caller has them already (the
+    site computes each contract's once); else they are computed here, judged by `guidance`.
     """
     records = list(records)
     choice = choose_contract(records, contract, asked=asked)
     judge = guidance.judge if guidance is not None else None
-    _, rows = stopping_point(records, contract=choice.contract, judge=judge) if choice.contract else (None, [])
+    rows: list[Row] = []
+    if choice.contract is not None:
+        if rows_of is not None:
+            rows = list(rows_of(choice.contract))
+        else:
+            _, rows = stopping_point(records, contract=choice.contract, judge=judge)
     ctx = StatusContext(
         records=records,
         choice=choice,

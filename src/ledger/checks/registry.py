@@ -133,8 +133,14 @@ def eligibility_thresholds(config_rules: dict | None, config_file: str = "ledger
     return dict(configure(config_rules, config_file)["baseline-eligibility"].params)
 
 
-def ledger_guidance(ledger: Ledger, records: list[Envelope]) -> Guidance:
+def ledger_guidance(ledger: Ledger, records: list[Envelope], active: dict[str, Active] | None = None) -> Guidance:
     """The guidance over `records` (re-gates owed, eligibility, pending decisions) as the
-    ledger's ledger.yaml configures it, against its measured source: what `ledger status`,
-    the site and `ledger demo` judge by."""
-    return build_guidance(records, source_view(ledger), eligibility_thresholds(ledger.config.rules))
+    ledger's ledger.yaml configures it (`active`, its rules as `configure` made them, when the
+    caller has them), against its measured source: what `ledger status`, the site and
+    `ledger demo` judge by."""
+    thresholds = (
+        dict(active["baseline-eligibility"].params)
+        if active is not None
+        else eligibility_thresholds(ledger.config.rules)
+    )
+    return build_guidance(records, source_view(ledger), thresholds)

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from ..checks.registry import ledger_guidance
-from ..config import inside
+from ..checks.registry import Active, configure, ledger_guidance
+from ..config import CONFIG_NAME, inside
 from ..errors import InputError, LedgerError, Problem
 from . import (
     charts,
@@ -100,10 +100,10 @@ class SiteResult:
         }
 
 
-def _timed_rules(pages, rules, spreads, prefix):
+def _timed_rules(pages, active, spreads, prefix):
 
     started = time.perf_counter()
-    problems = page_rules.check_texts(pages, rules, spreads, prefix)
+    problems = page_rules.check_texts(pages, active, spreads, prefix)
     return problems, time.perf_counter() - started
 
 
@@ -111,7 +111,9 @@ def _noop(stage: str, done: int, total: int | None) -> None:
     return None
 
 
-def load_data(ledger, progress: Progress = _noop) -> SiteData:
+def load_data(ledger, progress: Progress = _noop, active: dict[str, Active] | None = None) -> SiteData:
+    """The records, specs and guidance a build renders, built once. `active`: ledger.yaml's
+    rules as configured (read from the ledger's config when not given)."""
 
     paths = list(ledger.iter_paths())
     records = []
@@ -124,13 +126,10 @@ def load_data(ledger, progress: Progress = _noop) -> SiteData:
     records.sort(key=lambda r: (r.when, r.id))
     specs = read_specs(ledger.specs_dir, ledger.root)
     title = ledger.config.site.title
-    guidance = ledger_guidance(ledger, records)
+    guidance = ledger_guidance(ledger, records, active)
     data = SiteData.build(title, records, specs, ledger.config.contract)
     data.guidance = guidance
-    extra = home.cited_ids(data)
-    if extra - data.cited:
-        data = SiteData.build(title, records, specs, ledger.config.contract, extra_cited=extra)
-    data.guidance = guidance
+    data.cite(home.cited_ids(data))
     data.commit_order = commit_order(
         (ledger.root / ledger.config.source).resolve(),
         (m.source.sha for m in data.by_kind.get("measurement", []) if m.source),
@@ -222,14 +221,18 @@ def output_folders(ledger, docs: Path, site: Path | None = None, mkdocs_docs: Pa
 
 
 def generate(
-    ledger, docs_dir: Path | None = None, progress: Progress = _noop, directory_urls: bool = True
+    ledger,
+    docs_dir: Path | None = None,
+    progress: Progress = _noop,
+    directory_urls: bool = True,
+    active: dict[str, Active] | None = None,
 ) -> tuple[list[Page], SiteData, Path]:
     """Render the Markdown into docs_dir (default: site.docs_dir of ledger.yaml). Only files
     ledger wrote there before are replaced or removed (`site.owned`)."""
     docs = Path(docs_dir).resolve() if docs_dir else inside(ledger.root, ledger.config.site.docs_dir, "site.docs_dir")
     output_folders(ledger, docs)
     owned = Owned.open(docs, "site.docs_dir")
-    data = load_data(ledger, progress)
+    data = load_data(ledger, progress, active)
     written: set[str] = set()
 
     def write(rel: str, content: bytes) -> None:
@@ -278,30 +281,33 @@ def build_site(
             "no mkdocs.yml",
             [Problem(str(mkdocs_yml), "site.mkdocs_yml", "does not exist", "run `ledger init` to write one")],
         )
+    # ledger.yaml's rules and mkdocs.yml are read once, here, and passed down.
+    active = configure(ledger.config.rules, CONFIG_NAME)
+    settings = mkdocs_run.load(mkdocs_yml)
     # The HTML goes where mkdocs.yml says, inside the repository; only the person building
     # can send it elsewhere (--out).
-    target = Path(out).resolve() if out else mkdocs_run.site_dir(mkdocs_yml, ledger.root)
+    target = Path(out).resolve() if out else mkdocs_run.site_dir(mkdocs_yml, ledger.root, settings)
     docs = inside(ledger.root, ledger.config.site.docs_dir, "site.docs_dir")
-    output_folders(ledger, docs, target, mkdocs_run.docs_dir(mkdocs_yml, ledger.root))
+    output_folders(ledger, docs, target, mkdocs_run.docs_dir(mkdocs_yml, ledger.root, settings))
     # One build at a time writes the generated Markdown; the HTML is built into a fresh
     # folder beside the target and swapped into place, so a second build (or a reader of
     # the site) never sees a half-written folder.
     with _BuildLock(_lock_path(docs)):
-        return _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started)
+        return _build_locked(ledger, mkdocs_yml, settings, active, target, strict, progress, mkdocs, started)
 
 
-def _build_locked(ledger, mkdocs_yml, target, strict, progress, mkdocs, started) -> SiteResult:
+def _build_locked(ledger, mkdocs_yml, settings, active, target, strict, progress, mkdocs, started) -> SiteResult:
 
     begun = started
-    mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml, ledger.root)
+    mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml, ledger.root, settings)
     prefix = mkdocs_run.docs_prefix(inside(ledger.root, ledger.config.site.docs_dir, "site.docs_dir"), mkdocs_docs)
     if mkdocs:
-        mkdocs_run.ensure_nav(mkdocs_yml, prefix)
-    directory_urls = mkdocs_run.directory_urls(mkdocs_yml)
-    pages, data, docs = generate(ledger, progress=progress, directory_urls=directory_urls)
+        mkdocs_run.ensure_nav(mkdocs_yml, prefix, settings)
+    directory_urls = mkdocs_run.directory_urls(mkdocs_yml, settings)
+    pages, data, docs = generate(ledger, progress=progress, directory_urls=directory_urls, active=active)
     rules_args = (
         [(p.path, p.text) for p in pages],
-        ledger.config.rules,
+        active,
         page_rules.spreads(data),
         os.path.relpath(docs, ledger.root) + "/",
     )

@@ -16,8 +16,9 @@ from typing import Any
 from markupsafe import Markup
 
 from ..analysis.figures import measurement_uncertainty, quote_of
-from ..analysis.stopping_point import current_contract, trusted_time
+from ..analysis.stopping_point import Row, current_contract, stopping_point, trusted_time
 from ..schema.envelope import Envelope
+from ..schema.kinds import Contract
 from ..store.ids import is_id
 from .escape import clip, md_inline
 
@@ -65,6 +66,8 @@ class SiteData:
     commit_order: dict[str, tuple[int, str]] = field(default_factory=dict)
     #: Re-gates, eligibility, pending decisions, rejected families (ledger.analysis.guidance).
     guidance: Any = None
+    #: contract id -> its stopping-point rows, computed once a build (`stopping_rows`).
+    _stopping: dict[str, list[Row]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -97,6 +100,21 @@ class SiteData:
         data.cited &= set(data.by_id)
         data._assign_listings()
         return data
+
+    def cite(self, ids: set[str]) -> None:
+        """Give these records pages of their own too (ids not in the ledger are left out)."""
+        added = (ids & set(self.by_id)) - self.cited
+        if added:
+            self.cited |= added
+            self.listing, self.listing_pages = {}, {}
+            self._assign_listings()
+
+    def stopping_rows(self, contract: Contract) -> list[Row]:
+        """The stopping-point rows of `contract`, judged by the guidance: once a build."""
+        if contract.id not in self._stopping:
+            judge = self.guidance.judge if self.guidance is not None else None
+            self._stopping[contract.id] = stopping_point(self.records, contract=contract, judge=judge)[1]
+        return self._stopping[contract.id]
 
     def _assign_listings(self) -> None:
         for kind, records in sorted(self.by_kind.items()):

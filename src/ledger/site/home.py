@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from ..analysis.status import Status, ledger_status
-from ..analysis.stopping_point import stopping_point
 from ..pages import spec_owed
 from ..schema.kinds import Contract, Measurement
 from . import charts
@@ -35,7 +34,12 @@ def contract_page(contract_id: str) -> str:
 def status_of(data: SiteData, contract: str | None = None, asked: bool = False) -> Status:
     owed = [o for spec in data.specs for o in spec_owed(spec.name, spec.body, spec.front)]
     return ledger_status(
-        data.records, contract or data.contract_name, asked=asked, owed_items=owed, guidance=data.guidance
+        data.records,
+        contract or data.contract_name,
+        asked=asked,
+        owed_items=owed,
+        guidance=data.guidance,
+        rows_of=data.stopping_rows,
     )
 
 
@@ -148,7 +152,5 @@ def cited_ids(data: SiteData) -> set[str]:
     """Measurements a stopping-point table cites, under any contract (they get a page each)."""
     out: set[str] = set()
     for contract in data.by_kind.get("contract", []):
-        judge = data.guidance.judge if data.guidance is not None else None
-        _, rows = stopping_point(data.records, contract=contract, judge=judge)
-        out.update(r.measurement.id for r in rows if r.measurement is not None)
+        out.update(r.measurement.id for r in data.stopping_rows(contract) if r.measurement is not None)
     return out

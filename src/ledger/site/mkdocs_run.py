@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import logging
 from pathlib import Path
+from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
@@ -68,21 +69,27 @@ def _load(path: Path):
         ) from None
 
 
-def docs_dir(mkdocs_yml: Path, root: Path) -> Path:
+def load(mkdocs_yml: Path) -> Any:
+    """mkdocs.yml as data (round-trip YAML): a build parses it once and passes it to the
+    functions below (`data=`), which otherwise parse it themselves."""
+    return _load(mkdocs_yml)
+
+
+def docs_dir(mkdocs_yml: Path, root: Path, data: Any = None) -> Path:
     """MkDocs' docs_dir, which must lie inside the repository `root` (ConfigError otherwise)."""
-    data = _load(mkdocs_yml)
+    data = _load(mkdocs_yml) if data is None else data
     return inside(root, str(data.get("docs_dir", "docs")), "docs_dir", str(mkdocs_yml), mkdocs_yml.parent)
 
 
-def site_dir(mkdocs_yml: Path, root: Path) -> Path:
+def site_dir(mkdocs_yml: Path, root: Path, data: Any = None) -> Path:
     """MkDocs' site_dir, which must lie inside the repository `root` (only `--out` reaches outside)."""
-    data = _load(mkdocs_yml)
+    data = _load(mkdocs_yml) if data is None else data
     return inside(root, str(data.get("site_dir", "site")), "site_dir", str(mkdocs_yml), mkdocs_yml.parent)
 
 
-def directory_urls(mkdocs_yml: Path) -> bool:
+def directory_urls(mkdocs_yml: Path, data: Any = None) -> bool:
     """Whether MkDocs will write page/index.html URLs (the offline plugin turns them off)."""
-    data = _load(mkdocs_yml)
+    data = _load(mkdocs_yml) if data is None else data
     plugins = data.get("plugins") or []
     for plugin in plugins if isinstance(plugins, list) else []:
         if plugin == "offline" or (isinstance(plugin, dict) and "offline" in plugin):
@@ -104,7 +111,7 @@ def _names(items) -> list[str]:
     return [next(iter(i)) if isinstance(i, dict) else str(i) for i in items or []]
 
 
-def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
+def ensure_nav(mkdocs_yml: Path, prefix: str = "", data: Any = None) -> bool:
     """Add what ledger's pages need to mkdocs.yml, keeping the user's keys and comments.
 
     - a nav of ledger's index pages and `not_in_nav` for the rest, when there is none (a nav
@@ -115,11 +122,12 @@ def ensure_nav(mkdocs_yml: Path, prefix: str = "") -> bool:
       vendored Worker polyfill so search needs no CDN;
     - the palette toggle (light and dark) when the theme sets no palette;
     - ledger's stylesheet and the Markdown extensions its tables and cards use.
-    Nothing the user set is overwritten. True when the file changed.
+    Nothing the user set is overwritten. True when the file changed. A `data` given (from
+    `load`) is brought up to date in place, so it stays what the file holds.
     """
 
     original = mkdocs_yml.read_text(encoding="utf-8")
-    data = _load(mkdocs_yml)
+    data = _load(mkdocs_yml) if data is None else data
     _ensure_nav_keys(data, prefix)
     _ensure_offline(data, prefix)
     _ensure_style(data, prefix)

@@ -10,7 +10,7 @@ ledger.yaml, as for `ledger check`.
 from __future__ import annotations
 
 from ..checks.pages import check_page
-from ..checks.registry import configure
+from ..checks.registry import Active, configure
 from ..errors import Problem
 from .context import Page, SiteData
 
@@ -30,16 +30,18 @@ def spreads(data: SiteData) -> dict[str, float]:
 
 
 def check(pages: list[Page], rules: dict | None, data: SiteData, prefix: str = "") -> list[Problem]:
-    """Problems (file, line, rule) in the rendered pages. An empty list means they pass."""
-    return check_texts([(p.path, p.text) for p in pages], rules, spreads(data), prefix)
+    """Problems (file, line, rule) in the rendered pages, by the config's `rules:`. An empty
+    list means they pass."""
+    return check_texts([(p.path, p.text) for p in pages], configure(rules), spreads(data), prefix)
 
 
 def check_texts(
-    pages: list[tuple[str, str]], rules: dict | None, spread: dict[str, float], prefix: str = ""
+    pages: list[tuple[str, str]], configured: dict[str, Active], spread: dict[str, float], prefix: str = ""
 ) -> list[Problem]:
-    """`check` on plain data, so it can run in a worker process beside MkDocs."""
+    """`check` on plain data (the rules as `configure` made them), so it can run in a worker
+    process beside MkDocs."""
 
-    active = {k: v for k, v in configure(rules).items() if k in SITE_RULES and v.severity != "off"}
+    active = {k: v for k, v in configured.items() if k in SITE_RULES and v.severity != "off"}
     if not active:
         return []
     problems: list[Problem] = []
