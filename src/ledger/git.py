@@ -42,7 +42,8 @@ def clean_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-#: Options given before every subcommand: replace refs off, no pager, no lazy fetch.
+#: Options given before every subcommand: replace objects off, and paths printed as they are
+#: (core.quotePath=false: no octal escapes for non-ASCII names). No pager runs: output is captured.
 GLOBAL_OPTIONS = ("--no-replace-objects", "-c", "core.quotePath=false")
 
 

@@ -7,10 +7,13 @@ range of commits adds, and reporters (text, json, GitHub workflow annotations).
     result.exit_code                                     # or "pre-push" with pre_push_input=stdin
     result.violations, result.errors, result.warnings
 
-Rule families, one module each: records (schema, hash, ids, keys, SHAs, references),
-history (append-only), comparability (sandwich arms, MFU audit), pages (cell width,
-prose budget, owed high-water mark, figures within their spread), artifacts (size,
-binary, secrets, conflict markers, attachments).
+Rule families, one module each, in `registry.FAMILIES` order: artifacts (size, binary,
+secrets, conflict markers, attachments), records (schema, hash, ids, keys, SHAs,
+references), comparability (sandwich arms, MFU audit), derived (units, derived figures),
+history (append-only, config changes, ignored records), pages (cell width, prose budget,
+owed high-water mark, figures within their spread), keyedrows (keyed tables only grow),
+provenance (local paths) and guidance (re-gates, rejected families, eligibility). `runner`
+says which module does which job of a check.
 """
 
 from .registry import RULES, Active, Rule, all_rules, configure

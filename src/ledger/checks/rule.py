@@ -1,7 +1,7 @@
 """A rule as data: id, family, default severity, documentation, fix and parameters.
 
-Each rule family module (records, history, comparability, pages, artifacts) exports its
-rules as `RULES`; `ledger.checks.registry` lists the families.
+Each rule family module exports its rules as `RULES`; `ledger.checks.registry.FAMILIES`
+lists the families, and its `RULES` is the one declaration of every rule id.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -84,9 +86,19 @@ def fail(file: str | Path, where: str, message: str, fix: str) -> InputError:
     )
 
 
-#: Most bytes an import reads from one file, decompressed (rule `parse-limits`, max_input_bytes);
-#: set from the ledger's config by import_files.
-INPUT_LIMIT = [MAX_INPUT_BYTES]
+#: Most bytes an import reads from one file, decompressed (rule `parse-limits`, max_input_bytes):
+#: import_files sets it from the ledger's config while the importer parses (`input_limit`).
+INPUT_LIMIT: ContextVar[int] = ContextVar("INPUT_LIMIT", default=MAX_INPUT_BYTES)
+
+
+@contextmanager
+def input_limit(limit: int) -> Iterator[None]:
+    """Read input files up to `limit` bytes within the block (then the limit before it)."""
+    token = INPUT_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        INPUT_LIMIT.reset(token)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -94,7 +106,7 @@ def read_bytes(path: Path) -> bytes:
 
     Neither the file nor what it decompresses to may exceed the input limit: a small gzip
     that inflates to gigabytes is refused, not read."""
-    limit = INPUT_LIMIT[0]
+    limit = INPUT_LIMIT.get()
     too_big = (
         f"raise `rules: {{parse-limits: {{max_input_bytes: N}}}}` in ledger.yaml if the file is genuine "
         f"(now {limit:,} bytes)"
@@ -487,9 +499,9 @@ def import_files(
         raise InputError(
             "no file", [Problem("<command line>", "FILE", "no file given", f"give one or more {fmt} files")]
         )
-    INPUT_LIMIT[0] = Limits.of(ledger.config.rules).max_input_bytes
     module = importlib.import_module(FORMATS[fmt])
-    drafts: list[Draft] = module.parse([Path(p) for p in paths], options)
+    with input_limit(Limits.of(ledger.config.rules).max_input_bytes):
+        drafts: list[Draft] = module.parse([Path(p) for p in paths], options)
     if not drafts:
         raise InputError(
             "nothing to import",
@@ -529,13 +541,10 @@ def import_files(
     return ImportResult(fmt, records, written=not dry_run, notes=list(options.notes), foreign=foreign)
 
 
-_CWD = [os.getcwd()]
-
-
 def _stage(batch: Batch, drafts: list[Draft], options: ImportOptions, labels: dict[str, str]) -> None:
     """Add every draft to the batch, each once what it points at has an id; every problem of
     every draft is reported together."""
-    _CWD[0] = os.getcwd()
+    cwd = os.getcwd()  # local paths under it are scrubbed from what the importers read
     ids: dict[str, str] = {}
     problems: list[Problem] = []
     pending = list(range(len(drafts)))
@@ -546,7 +555,7 @@ def _stage(batch: Batch, drafts: list[Draft], options: ImportOptions, labels: di
             raise RuntimeError("importer drafts refer to each other in a cycle")  # a bug, not bad input
         for i in ready:
             draft = drafts[i]
-            data = _finish(draft, ids, options, labels)
+            data = _finish(draft, ids, options, labels, cwd)
             try:
                 [record] = batch.add(draft.kind, [Item(data, draft.file, draft.line)])
             except InputError as exc:
@@ -581,7 +590,9 @@ def _in_file_terms(draft: Draft, problem: Problem) -> Problem:
     return Problem(draft.file, where, message, problem.fix or "give the file the tool wrote, unchanged")
 
 
-def _finish(draft: Draft, ids: dict[str, str], options: ImportOptions, labels: dict[str, str]) -> dict[str, Any]:
+def _finish(
+    draft: Draft, ids: dict[str, str], options: ImportOptions, labels: dict[str, str], cwd: str
+) -> dict[str, Any]:
     data = json.loads(json.dumps(draft.data))  # a private copy: drafts stay as parsed
     for dotted, handle in draft.refs.items():
         target = data
@@ -599,7 +610,7 @@ def _finish(draft: Draft, ids: dict[str, str], options: ImportOptions, labels: d
         source["repo"] = labels[str(source["sha"]).strip().lower()]
     if draft.kind in ("measurement", "gate") and isinstance(data.get("extra", {}), dict):
         data.setdefault("extra", {})["imported_from"] = record_path(draft.file)
-    data = scrub_paths(data, _CWD[0])
+    data = scrub_paths(data, cwd)
     alloc = data.get("allocation")
     if isinstance(alloc, dict):
         if options.allocation:

@@ -1,4 +1,5 @@
-"""Charts that cannot mislead: each metric by commit, one per metric and contract, as SVG.
+"""Charts that cannot mislead: each metric by commit, one per metric and contract (and one per
+metric for the measurements of no contract, their points never joined), as SVG.
 
 - The x-axis is the measured source's order: one position per commit, labelled by short
   SHA and date, in the source checkout's topological order (`SiteData.commit_order`, read
@@ -12,7 +13,8 @@
   recorded in several units of time (ms and s) is one chart, in the unit most of its
   points were recorded in, every point converted (never two charts with one title).
 - Deterministic SVG: a fixed `svg.hashsalt`, no date, text as text, no JavaScript.
-  matplotlib is imported here only, so `ledger add` and `ledger check` never load it.
+  matplotlib is imported inside the drawing function (as in site.investigation), never at
+  import, so `ledger add` and `ledger check` never load it.
 """
 
 from __future__ import annotations
