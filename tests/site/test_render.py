@@ -65,14 +65,14 @@ def test_correction_shows_what_it_supersedes(generated):
 
 
 def test_rendered_pages_pass_the_checkers_page_rules(generated, fixed_campaign):
-    from ledger.site import selfcheck as page_rules
+    from ledger.site import page_rules
 
     _, pages, data = generated
     assert page_rules.check(pages, fixed_campaign.ledger.config.rules, data) == []
 
 
 def test_page_rules_report_a_wide_cell(generated, fixed_campaign):
-    from ledger.site import selfcheck as page_rules
+    from ledger.site import page_rules
     from ledger.site.context import Page
 
     _, _, data = generated

@@ -38,14 +38,14 @@ from . import (
     investigation,
     linkcheck,
     mkdocs_run,
-    records,
+    page_rules,
+    record_pages,
     report,
     sandwiches,
     specs,
 )
-from . import selfcheck as page_rules
+from .commit_order import commit_order
 from .context import Page, SiteData
-from .history import commit_order
 from .owned import Owned, record_tree, replace_folder
 from .publish import for_publication
 from .specs import read_specs
@@ -162,7 +162,7 @@ def render_pages(
         hypotheses.render(data, env),
         charts.render(data, env, write_bytes, all_charts),
         investigation.render(data, env, write_bytes),
-        records.render(data, env, file_of),
+        record_pages.render(data, env, file_of),
     ]
     expected = len(data.cited) + sum(len(p) for p in data.listing_pages.values()) + 11
     n = 0

@@ -62,7 +62,7 @@ class SiteData:
     cited: set[str] = field(default_factory=set)
     listing: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (page, anchor)
     listing_pages: dict[str, dict[str, list[Envelope]]] = field(default_factory=dict)  # kind -> page -> records
-    #: recorded commit SHA -> (position in the measured source's order, commit date); see site.history.
+    #: recorded commit SHA -> (position in the measured source's order, commit date); see site.commit_order.
     commit_order: dict[str, tuple[int, str]] = field(default_factory=dict)
     #: Re-gates, eligibility, pending decisions, rejected families (ledger.analysis.guidance).
     guidance: Any = None
