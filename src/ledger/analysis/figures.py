@@ -154,6 +154,9 @@ def quote_of(m, value: float | None, unit: str = "", *, field: str | None = None
     if field is not None:
         decimals = (getattr(m, "extra", None) or {}).get("decimals", {}).get(field)
         decimals = decimals if isinstance(decimals, int) else None
+    if field == "score" and decimals is not None:
+        # A tool's score is quoted at the digits the tool publishes it, whatever the runs' spread.
+        return quote(value, None, unit, decimals=decimals)
     return quote(value, measurement_uncertainty(m), unit, decimals=decimals)
 
 
@@ -428,9 +431,11 @@ def interquartile(samples: Sequence[float]) -> tuple[float, float]:
 def result_line(m) -> str:
     """A measurement's result as `ledger show` and the record page lead with it:
     `0.708 s median step time, IQR 0.0003 s, n = 5`."""
-    if m.outcome != "ok" or m.median is None:
+    field = getattr(m, "headline_field", "median")
+    if m.outcome != "ok" or getattr(m, field) is None:
         return f"no valid step: {m.outcome}"
-    parts = [f"{quote_of(m, m.median, m.unit, field='median')} {m.statistic} {m.metric.replace('_', ' ')}"]
+    label = getattr(m, "headline_label", m.statistic)
+    parts = [f"{quote_of(m, getattr(m, field), m.unit, field=field)} {label} {m.metric.replace('_', ' ')}"]
     pct = measurement_uncertainty(m)
     if len(m.samples) >= 2:
         q1, q3 = interquartile(m.samples)

@@ -30,7 +30,8 @@ COLUMNS = [
 def summary(record) -> str:
     """A record's one-line summary, its figure quoted by the one digit policy."""
     if record.kind == "measurement" and not record.title and record.outcome == "ok" and record.median is not None:
-        return f"{record.metric} {record.statistic} {quote_of(record, record.median, record.unit, field='median')}"
+        field = record.headline_field
+        return f"{record.metric} {record.headline_label} {quote_of(record, getattr(record, field), record.unit, field=field)}"
     return record.summary()
 
 
@@ -38,9 +39,10 @@ def value(record) -> str | None:
     """A measurement's value as every surface quotes it (None for other kinds)."""
     if record.kind != "measurement":
         return None
-    if record.outcome != "ok" or record.median is None:
+    field = record.headline_field
+    if record.outcome != "ok" or getattr(record, field) is None:
         return record.outcome if record.outcome != "ok" else None
-    return quote_of(record, record.median, record.unit, field="median")
+    return quote_of(record, getattr(record, field), record.unit, field=field)
 
 
 @click.command("list")

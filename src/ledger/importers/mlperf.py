@@ -23,10 +23,12 @@ import math
 import re
 import statistics
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from . import mlperf_rules as rules
 from .base import (
     NESTED,
     Draft,
@@ -45,9 +47,10 @@ from .base import (
 FMT = "MLPerf"
 # A tag at the start of a line, after an optional SLURM `srun -l` rank prefix ("0: ").
 # A bash trace such as `+ echo ':::SYSJSON ...'` does not start with the tag and is skipped.
-_TAG_RE = re.compile(r"^(?:\d+:\s?)?:::(MLLOG|SYSJSON|GITCOMMITID)(?:[ \t](.*))?$")
+# `srun -l` pads the rank to the width of the largest one ("  0: :::MLLOG" among 512 ranks).
+_TAG_RE = re.compile(r"^(?:[ \t]*\d+:[ \t]*)?:::(MLLOG|SYSJSON|GITCOMMITID)(?:[ \t](.*))?$")
 # MLPerf v0.6 (mlperf_compliance 0.6): `:::MLL 1558570838.588 run_start: {"value": null, "metadata": {...}}`.
-_MLL_RE = re.compile(r"^(?:\d+:\s?)?:::MLL\s+(?P<time>\S+)\s+(?P<key>[A-Za-z0-9_.]+):\s?(?P<payload>.*)$")
+_MLL_RE = re.compile(r"^(?:[ \t]*\d+:[ \t]*)?:::MLL\s+(?P<time>\S+)\s+(?P<key>[A-Za-z0-9_.]+):\s?(?P<payload>.*)$")
 #: Most accelerators one node of a system description may hold: each becomes an entry of the
 #: environment's gpus (a whole TPU v5p pod is 8,960 chips).
 _MOST_PER_NODE = 65536
@@ -273,35 +276,23 @@ def system_draft(
 
 def _system_file_for(log_path: Path) -> Path | None:
     # Submission layout: ORG/results/SYSTEM/BENCHMARK/result_N.txt beside ORG/systems/SYSTEM.json.
+    # HPC: ORG/results/SYSTEM/{strong,weak}/BENCHMARK/result_N.txt.
+    scale, system = _layout(log_path)
     try:
-        system = log_path.parent.parent.name
-        candidate = log_path.parents[3] / "systems" / f"{system}.json"
+        candidate = log_path.parents[4 if scale else 3] / "systems" / f"{system}.json"
     except IndexError:
         return None
     return candidate if candidate.is_file() else None
-
-
-def olympic_average(values: list[float], failed: int = 0) -> tuple[float, list[int]]:
-    """MLPerf's olympic average: drop the fastest and the slowest run, average the rest.
-
-    A run that did not converge counts as the slowest (MLPerf allows one). Returns the
-    average and the indices (into `values`) that were dropped.
-    """
-    if failed > 1:
-        raise ValueError(f"{failed} runs did not converge; MLPerf allows one")
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    dropped = [order[0]] + ([] if failed else [order[-1]])
-    kept = [values[i] for i in range(len(values)) if i not in dropped]
-    if not kept:
-        raise ValueError("too few runs for an olympic average (at least 3)")
-    return statistics.fmean(kept), dropped
 
 
 def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     """Drafts for MLPerf training result logs (one measurement per run, its environment, and a
     result set per benchmark and system) and inference LoadGen summaries."""
     logs = [p for p in paths if p.suffix.lower() != ".json"]
-    given_system = _given_system([p for p in paths if p.suffix.lower() == ".json"])
+    jsons = [p for p in paths if p.suffix.lower() == ".json"]
+    # The review committee's scaling.json sits in the benchmark's folder, so a glob picks it up.
+    given_scaling = _scaling([p for p in jsons if p.name == "scaling.json"])
+    given_system = _given_system([p for p in jsons if p.name != "scaling.json"])
     summaries = [p for p in logs if p.name.startswith("mlperf_log_summary") or _is_summary(p)]
     logs = [p for p in logs if p not in summaries]
     if not logs and not summaries:
@@ -311,7 +302,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
 
     drafts: list[Draft] = [inference_draft(p) for p in summaries]
     env_handles: dict[str, str] = {}
-    groups: dict[tuple, list[tuple[str, float | None, str, str | None]]] = defaultdict(list)
+    groups: dict[tuple, list[_Run]] = defaultdict(list)
     for n, path in enumerate(logs):
         log = read_log(path)
         start_line, start = log.events["run_start"]
@@ -324,7 +315,8 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         observed_at = parse_date(
             start.get("time_ms"), path, f"line {start_line}, key time_ms", tool=FMT, writes="milliseconds since 1970"
         )
-        system_name = (system or {}).get("system_name") or submission.get("platform") or path.parent.parent.name
+        scale, folder_system = _layout(path)
+        system_name = (system or {}).get("system_name") or submission.get("platform") or folder_system
         allocation = _allocation(system, system_name, start)
 
         env_handle = None
@@ -353,14 +345,17 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         if env_handle:
             draft.refs["environment"] = env_handle
         drafts.append(draft)
-        groups[(benchmark, submission.get("org"), system_name, submission.get("division"))].append(
-            (handle, ttt, str(path), observed_at)
+        stop = log.events.get("run_stop")
+        group = (benchmark, submission.get("org"), system_name, submission.get("division"), scale, path.parent)
+        groups[group].append(
+            _Run(handle, ttt, str(path), observed_at, start["time_ms"], stop[1]["time_ms"] if stop else None)
         )
 
-    for (benchmark, org, system_name, division), runs in groups.items():
-        if len(runs) < 3:
-            continue  # a set needs one run left after dropping the fastest and the slowest
-        drafts.append(_set_draft(benchmark, org, system_name, division, runs))
+    for (benchmark, org, system_name, division, scale, folder), runs in groups.items():
+        if len(runs) < (2 if scale == "weak" else 3):
+            continue  # a strong-scaling set needs one run left after dropping the fastest and the slowest
+        scaling = _scaling_for(folder, given_scaling) if scale != "weak" else None
+        drafts.append(_set_draft(benchmark, org, system_name, division, runs, scaling, scale))
     return drafts
 
 
@@ -525,23 +520,93 @@ def _run_measurement(
     return data, ttt, benchmark
 
 
+@dataclass
+class _Run:
+    """What a result set needs of one run."""
+
+    handle: str
+    ttt: float | None  # minutes; None when the run did not converge
+    file: str
+    observed_at: str | None
+    start_ms: float
+    stop_ms: float | None
+
+
+def _layout(path: Path) -> tuple[str | None, str]:
+    """(`strong`/`weak` for an HPC submission, else None; the system folder's name) of
+    .../SYSTEM/[strong|weak/]BENCHMARK/result_N.txt."""
+    parents = path.parents
+    scale = parents[1].name if len(parents) > 1 and parents[1].name in ("strong", "weak") else None
+    system = parents[2].name if scale and len(parents) > 2 else (parents[1].name if len(parents) > 1 else "")
+    return scale, system
+
+
+def _scaling(paths: list[Path]) -> dict[Path, tuple[float, str]]:
+    """The review committee's factor of each benchmark folder given: scaling.json's
+    `scaling_factor` (result_summarizer multiplies the olympic average by it)."""
+    factors: dict[Path, tuple[float, str]] = {}
+    for path in paths:
+        data = read_json(path, "MLPerf scaling.json")
+        factor = data.get("scaling_factor") if isinstance(data, dict) else None
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor <= 0:
+            raise fail(
+                path,
+                "key scaling_factor",
+                f"is {factor!r}, expected a positive number",
+                "scaling.json is the review committee's {\"scaling_factor\": N} for the benchmark's folder; "
+                "give it as published",
+            )
+        factors[path.parent.resolve()] = (float(factor), str(path))
+    return factors
+
+
+def _scaling_for(folder: Path, given: dict[Path, tuple[float, str]]) -> tuple[float, str] | None:
+    """A set's scaling factor: scaling.json given for its folder, else the one in the folder (as
+    result_summarizer finds it), else none."""
+    key = folder.resolve()
+    if key in given:
+        return given[key]
+    found = folder / "scaling.json"
+    if found.is_file():
+        return _scaling([found])[key]
+    return None
+
+
 def _set_draft(
-    benchmark: str, org: Any, system_name: str, division: Any, runs: list[tuple[str, float | None, str, str | None]]
+    benchmark: str,
+    org: Any,
+    system_name: str,
+    division: Any,
+    runs: list[_Run],
+    scaling: tuple[float, str] | None,
+    scale: str | None,
 ) -> Draft:
-    ok = [(h, v, f) for h, v, f, _ in runs if v is not None]
-    failed = [(h, f) for h, v, f, _ in runs if v is None]
-    values = [v for _, v, _ in ok]
-    starts = sorted(t for *_, t in runs if t)
+    """The result-set record of one benchmark's runs on one system: MLPerf's score as `score`."""
+    starts = sorted(r.observed_at for r in runs if r.observed_at)
+    required = rules.RESULT_FILE_COUNTS.get(benchmark)
     extra: dict[str, Any] = {
         "format": "mlperf",
         "result_set": True,
         "benchmark": benchmark,
         "runs_total": len(runs),
-        "runs_failed": len(failed),
+        "runs_failed": sum(1 for r in runs if r.ttt is None),
+        "runs_required": required,
         "org": org,
         "division": division,
         "system": system_name,
+        "scaling": scale or "strong",
+        # MLPerf's results tables give the score to three decimals.
+        "decimals": {"score": rules.PUBLISHED_DECIMALS},
     }
+    notes: list[str] = []
+    of_runs = f"{len(runs)} runs"
+    if required is not None and len(runs) < required:
+        extra["too_few_runs"] = True
+        of_runs += f" of the {required} MLPerf requires"
+        notes.append(
+            f"Too few runs: {len(runs)} result files where MLPerf requires {required} for {benchmark}; "
+            "the score is computed as MLPerf's rule would, but the set is not a complete submission."
+        )
     data: dict[str, Any] = {
         "metric": f"{benchmark}/time_to_train",
         "unit": "min",
@@ -551,43 +616,16 @@ def _set_draft(
     }
     if starts:
         data["observed_at"] = starts[0]  # the first run's run_start, from the logs
-    refs: dict[str, str | list[str]] = {"extra.runs": [h for h, *_ in runs]}
-    try:
-        avg, dropped = olympic_average(values, len(failed))
-    except ValueError as exc:
-        data["outcome"] = "failed"
-        data["notes"] = f"no olympic average: {exc}"
-        data["title"] = f"MLPerf {benchmark} on {system_name}: result set of {len(runs)} runs, {exc}"
+    refs: dict[str, str | list[str]] = {"extra.runs": [r.handle for r in runs]}
+    where = f"MLPerf {benchmark} on {system_name}"
+    if scale == "weak":
+        _weak_score(data, benchmark, runs, where, of_runs, notes)
     else:
-        order = sorted(range(len(values)), key=lambda i: values[i])
-        kept = [i for i in range(len(ok)) if i not in dropped]
-        data["statistic"] = "olympic-average"
-        data["samples"] = [values[i] for i in kept]
-        extra["olympic_average"] = avg
-        extra["dropped"] = [
-            {
-                "file": Path(ok[i][2]).name,
-                "time_to_train_min": values[i],
-                "why": "fastest" if i == order[0] else "slowest",
-            }
-            for i in dropped
-        ] + [{"file": Path(f).name, "why": "did not converge (counts as the slowest)"} for _, f in failed]
-        refs["extra.kept_runs"] = [ok[i][0] for i in kept]
-        refs["extra.dropped_runs"] = [ok[i][0] for i in dropped] + [h for h, _ in failed]
-        names = ", ".join(d["file"] + " (" + d["why"] + ")" for d in extra["dropped"])
-        data["title"] = (
-            f"MLPerf {benchmark} on {system_name}: olympic average {avg:.3f} min "
-            f"({len(kept)} of {len(runs)} runs; dropped {names})"
-        )
-        data["notes"] = (
-            "Result set: the headline is MLPerf's olympic average, the mean of the samples (the runs kept); "
-            "the fastest and the slowest runs are dropped (a run that did not converge counts as the slowest). "
-            "Runs are separate allocations."
-        )
+        _strong_score(data, benchmark, runs, scaling, refs, where, of_runs, notes)
     return Draft(
         "measurement",
         data,
-        runs[0][2],
+        runs[0].file,
         None,
         handle=f"set-{benchmark}-{system_name}",
         refs=refs,
@@ -595,16 +633,132 @@ def _set_draft(
     )
 
 
+def _weak_score(
+    data: dict[str, Any], benchmark: str, runs: list[_Run], where: str, of_runs: str, notes: list[str]
+) -> None:
+    """An HPC weak-scaling set: models that converged per minute of the whole concurrent run."""
+    extra = data["extra"]
+    spans = [(r.start_ms, r.stop_ms) for r in runs if r.ttt is not None and r.stop_ms is not None]
+    score = rules.weak(spans, benchmark)
+    data.update(metric=f"{benchmark}/models_per_minute", unit="models/min", lower_is_better=False)
+    extra.update(number_of_models=score.models, time_to_train_all_min=score.minutes)
+    if score.per_minute is None:
+        data.update(outcome="failed", notes=" ".join([f"no weak-scaling score: {score.why_none}", *notes]))
+        data["title"] = f"{where}: weak-scaling set of {of_runs}, {score.why_none}"
+        return
+    data.update(median=score.per_minute, score=score.per_minute)
+    extra["score"] = score.per_minute
+    data["title"] = (
+        f"{where}: weak scaling {score.per_minute:.3f} models/min "
+        f"({score.models} models in {score.minutes:.3f} min; {of_runs})"
+    )
+    data["notes"] = " ".join(
+        [
+            "Weak-scaling set (MLPerf HPC): the instances trained concurrently; the score (`score`) is the number "
+            "of models that converged over the time from the first run_start to the last run_stop.",
+            *notes,
+        ]
+    )
+
+
+def _strong_score(
+    data: dict[str, Any],
+    benchmark: str,
+    runs: list[_Run],
+    scaling: tuple[float, str] | None,
+    refs: dict[str, str | list[str]],
+    where: str,
+    of_runs: str,
+    notes: list[str],
+) -> None:
+    """A strong-scaling set: MLPerf's olympic average of the runs, times the scaling factor."""
+    extra = data["extra"]
+    ok = [r for r in runs if r.ttt is not None]
+    failed = [r for r in runs if r.ttt is None]
+    values = [r.ttt for r in ok if r.ttt is not None]
+    result = rules.olympic(values, len(failed), benchmark)
+    k = extra["max_dropped"] = rules.max_dropped(benchmark)
+    if result.average is None:
+        data["outcome"] = "failed"
+        data["notes"] = " ".join([f"no olympic average: {result.why_none}", *notes])
+        data["title"] = f"{where}: result set of {of_runs}, {result.why_none}"
+        return
+    factor = scaling[0] if scaling else 1.0
+    score = result.average * factor
+    data.update(statistic="olympic-average", samples=[values[i] for i in sorted(result.kept)], score=score)
+    # MLPerf's score for the set, as result_summarizer reports it (times the scaling factor).
+    extra["olympic_average"] = extra["score"] = score
+    if scaling:
+        extra.update(
+            scaling_factor=scaling[0], scaling_file=record_path(scaling[1]), olympic_average_unscaled=result.average
+        )
+    why = {i: "fastest" for i in result.fastest} | {i: "slowest" for i in result.slowest}
+    dropped = sorted(why, key=lambda i: values[i])
+    extra["dropped"] = [
+        {"file": Path(ok[i].file).name, "time_to_train_min": values[i], "why": why[i]} for i in dropped
+    ] + [{"file": Path(r.file).name, "why": "did not converge (counts as one of the slowest)"} for r in failed]
+    refs["extra.kept_runs"] = [ok[i].handle for i in sorted(result.kept)]
+    refs["extra.dropped_runs"] = [ok[i].handle for i in dropped] + [r.handle for r in failed]
+    names = ", ".join(d["file"] + " (" + d["why"] + ")" for d in extra["dropped"])
+    scaled = f" x scaling factor {factor:g}" if scaling else ""
+    data["title"] = (
+        f"{where}: olympic average{scaled} {score:.3f} min ({len(result.kept)} of {of_runs}; dropped {names})"
+    )
+    data["notes"] = " ".join(
+        [
+            f"Result set: the headline (`score`) is MLPerf's olympic average, the mean of the samples (the runs "
+            f"kept) after dropping the {k} fastest and the {k} slowest runs (a run that did not converge counts "
+            "as one of the slowest)"
+            + (f", times the review committee's scaling factor {factor:g} ({extra['scaling_file']})" if scaling else "")
+            + ". Runs are separate allocations.",
+            *notes,
+        ]
+    )
+
+
 # -- inference ---------------------------------------------------------------------------------
 
-_SUMMARY_LINE = re.compile(r"^(?P<key>[^:=]+?)\s*:\s*(?P<value>.*)$")
-#: Scenario -> (summary key of its result, metric suffix, unit, lower is better).
-_SCENARIO_RESULT = {
-    "offline": ("samples per second", "samples_per_second", "samples/s", False),
-    "server": ("scheduled samples per second", "scheduled_samples_per_second", "samples/s", False),
-    "singlestream": ("90th percentile latency (ns)", "p90_latency", "ns", True),
-    "multistream": ("samples per query", "samples_per_query", "samples", False),
+_SUMMARY_LINE = re.compile(r"^(?:\*\s*)?(?P<key>[^:=]+?)\s*:\s*(?P<value>.*)$")
+#: Scenario -> (summary key of its result, metric suffix, unit, lower is better), in the order tried:
+#: the field MLCommons' submission checker reads (RESULT_FIELD up to v4.0; RESULT_FIELD_NEW and
+#: RESULT_FIELD_BENCHMARK_OVERWRITE from v4.1), as LoadGen prints it in the summary's results
+#: section. LLMs that LoadGen counts tokens for are scored in tokens per second; a Server run
+#: from v4.1 on completed samples per second (LoadGen prints that line in the results section
+#: from v4.1; before, the scheduled rate was the result); SingleStream and MultiStream on
+#: LoadGen's early-stopping estimate of the percentile where LoadGen gives one (from v1.1);
+#: v0.5-v1.x MultiStream on samples per query.
+_SCENARIO_RESULTS = {
+    "offline": [
+        ("tokens per second", "tokens_per_second", "tokens/s", False),
+        ("samples per second", "samples_per_second", "samples/s", False),
+    ],
+    "server": [
+        ("completed tokens per second", "completed_tokens_per_second", "tokens/s", False),
+        ("completed samples per second", "completed_samples_per_second", "samples/s", False),
+        ("scheduled samples per second", "scheduled_samples_per_second", "samples/s", False),
+    ],
+    "singlestream": [
+        ("early stopping 90th percentile estimate", "early_stopping_p90_latency", "ns", True),
+        ("90th percentile latency (ns)", "p90_latency", "ns", True),
+    ],
+    "multistream": [
+        ("samples per query", "samples_per_query", "samples", False),
+        ("early stopping 99th percentile estimate", "early_stopping_p99_latency", "ns", True),
+        ("99th percentile latency (ns)", "p99_latency", "ns", True),
+    ],
 }
+
+
+def lines_key(key: str) -> str:
+    """The summary line the result was read from, as LoadGen capitalises it."""
+    return key[:1].upper() + key[1:]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _is_summary(path: Path) -> bool:
@@ -615,34 +769,49 @@ def _is_summary(path: Path) -> bool:
     return "MLPerf Results Summary" in head
 
 
-def inference_draft(path: Path) -> Draft:
-    """One measurement from LoadGen's `mlperf_log_summary.txt`."""
+def _read_summary(path: Path) -> tuple[dict[str, tuple[int, str]], set[str]]:
+    """A summary's `key : value` lines (lower-case key -> (line, value), the first of each) and
+    the keys of its results section (before "Additional Stats")."""
     fields: dict[str, tuple[int, str]] = {}
+    results: set[str] = set()
+    in_results = True
     for lineno, line in enumerate(read_text(path).splitlines(), start=1):
+        if line.strip().lower() == "additional stats":
+            in_results = False
         m = _SUMMARY_LINE.match(line.strip())
         if m and not line.startswith("="):
-            fields.setdefault(m.group("key").strip().lower(), (lineno, m.group("value").strip()))
+            key = m.group("key").strip().lower()
+            fields.setdefault(key, (lineno, m.group("value").strip()))
+            if in_results:
+                results.add(key)
+    return fields, results
+
+
+def inference_draft(path: Path) -> Draft:
+    """One measurement from LoadGen's `mlperf_log_summary.txt`."""
+    fields, results = _read_summary(path)
     if "scenario" not in fields:
         raise fail(path, "line 1", "no `Scenario :` line", "give LoadGen's mlperf_log_summary.txt, unchanged")
     scenario = fields["scenario"][1]
-    spec = _SCENARIO_RESULT.get(scenario.replace(" ", "").lower())
-    if spec is None:
+    # v0.5 LoadGen spells the scenarios "Single Stream" and "Multi Stream".
+    folder_scenario = scenario.replace(" ", "")
+    specs = _SCENARIO_RESULTS.get(folder_scenario.lower())
+    if specs is None:
         raise fail(
             path,
             f"line {fields['scenario'][0]}",
             f"scenario {scenario!r} is not Offline, Server, SingleStream or MultiStream",
             "give LoadGen's mlperf_log_summary.txt of one of those scenarios",
         )
-    key, suffix, unit, lower = spec
-    if scenario.lower() == "multistream" and key not in fields:
-        key, suffix, unit, lower = "99th percentile latency (ns)", "p99_latency", "ns", True
-    if key not in fields:
+    spec = next((s for s in specs if s[0] in results), None)
+    if spec is None:
         raise fail(
             path,
             "",
-            f"no `{key}` line for scenario {scenario}",
+            f"no `{specs[-1][0]}` line for scenario {scenario}",
             "LoadGen writes it in the summary's first section; give the summary unchanged",
         )
+    key, suffix, unit, lower = spec
     result_line, text = fields[key]
     try:
         value = float(text)
@@ -650,10 +819,15 @@ def inference_draft(path: Path) -> Draft:
         raise fail(
             path, f"line {result_line}", f"{key} is {text!r}, expected a number", "give the summary unchanged"
         ) from None
-    # .../BENCHMARK/SCENARIO/performance/run_1/mlperf_log_summary.txt in a submission tree.
+    # .../SYSTEM/BENCHMARK/SCENARIO/performance/run_1/mlperf_log_summary.txt in a submission tree
+    # (an audit run: .../SCENARIO/TEST/performance/); the folder is "SingleStream" for "Single Stream".
     parts = path.parts
-    benchmark = parts[-5] if len(parts) >= 5 and parts[-4].lower() == scenario.lower() else "inference"
-    system = parts[-6] if len(parts) >= 6 and benchmark != "inference" else None
+    at = next(
+        (i for i in range(len(parts) - 2, max(len(parts) - 6, 0), -1) if parts[i].lower() == folder_scenario.lower()),
+        None,
+    )
+    benchmark = parts[at - 1] if at is not None and at >= 1 else "inference"
+    system = parts[at - 2] if at is not None and at >= 2 else None
     validity = fields.get("result is", (None, "unknown"))[1]
     latencies = {
         k.replace(" latency (ns)", "").replace(" ", "_"): float(v)
@@ -664,8 +838,13 @@ def inference_draft(path: Path) -> Draft:
         "mlperf_log_summary.txt records no commit",
         "mlperf_log_summary.txt records no date (mlperf_log_detail.txt's test_datetime has it)",
     ]
+    early = {
+        k.removeprefix("early stopping ").replace(" percentile estimate", ""): float(v)
+        for k, (_, v) in fields.items()
+        if k.startswith("early stopping ") and k.endswith("percentile estimate") and _is_number(v)
+    }
     data: dict[str, Any] = {
-        "metric": f"{benchmark}/{scenario}/{suffix}",
+        "metric": f"{benchmark}/{folder_scenario}/{suffix}",
         "unit": unit,
         "lower_is_better": lower,
         "median": value,
@@ -682,6 +861,8 @@ def inference_draft(path: Path) -> Draft:
             "mode": fields.get("mode", (None, None))[1],
             "validity": validity,
             "latency_ns": latencies,
+            "early_stopping_ns": early or None,
+            "result_field": lines_key(key),
             "spread": {"method": "mlperf-loadgen", "one_value": True},
             "provenance_gaps": gaps,
         },

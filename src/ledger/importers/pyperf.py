@@ -52,8 +52,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
     """One environment draft per file (the suite's machine), then one measurement draft per benchmark."""
     drafts: list[Draft] = []
     for n, path in enumerate(paths):
-        doc = read_json(path, FMT)
-        _check_version(path, need(doc, "version", str, path, "", FMT))
+        doc = _as_format_1(path, read_json(path, FMT))
         top = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
         benchmarks = need(doc, "benchmarks", list, path, "", FMT)
         if not benchmarks:
@@ -71,6 +70,51 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
         drafts.append(_suite_environment(path, top, run, first_run_meta))
         drafts.extend(measurements)
     return drafts
+
+
+#: pyperf's _JSON_MAP_VERSION: the formats pyperf 2.11 still loads besides "1.0".
+_OLD_FORMATS = {5: "perf 0.8.3", 6: "perf 0.9.6"}
+
+
+def _as_format_1(path: Path, doc: Any) -> Any:
+    """The document in pyperf's format 1.0 shape, read as pyperf 2.11 reads older ones.
+
+    perf 0.8.3-0.9.5 wrote JSON format version 5: no suite metadata, each benchmark's in
+    `common_metadata`, a run's values in `samples`; perf 0.9.6 wrote version 6 (suite metadata,
+    `values`). pyperf loads both (`BenchmarkSuite._json_load`) and refuses versions 1-4."""
+    version = doc.get("version") if isinstance(doc, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool):
+        if version not in _OLD_FORMATS:
+            raise fail(
+                path,
+                "key version",
+                f"is {version}: JSON format version {version} of perf before 0.8.3, which pyperf does not load "
+                "either (it reads format 1.0 and perf's versions 5 and 6)",
+                "re-run the benchmark with pyperf (or perf 0.8.3 or later) and import the JSON it writes",
+            )
+        if version == 5:
+            benchmarks = need(doc, "benchmarks", list, path, "", FMT)
+            doc = {**doc, "metadata": {}, "benchmarks": [_bench_v5(b) for b in benchmarks]}
+        doc = {**doc, "version": "1.0", "format_version": version}
+    _check_version(path, need(doc, "version", str, path, "", FMT))
+    return doc
+
+
+def _bench_v5(bench: Any) -> Any:
+    """A format 5 benchmark as format 1.0 holds it (pyperf: Benchmark._json_load, Run._json_load)."""
+    if not isinstance(bench, dict):
+        return bench
+    runs = bench.get("runs")
+    if isinstance(runs, list):
+        runs = [
+            {**{k: v for k, v in r.items() if k != "samples"}, "values": r.get("samples")}
+            if isinstance(r, dict) and "samples" in r
+            else r
+            for r in runs
+        ]
+    out = {k: v for k, v in bench.items() if k != "common_metadata"}
+    out.update(metadata=bench.get("common_metadata", {}), runs=runs)
+    return out
 
 
 def _check_version(path: Path, version: str) -> None:

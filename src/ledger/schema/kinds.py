@@ -268,6 +268,12 @@ class Measurement(Envelope):
         "olympic average (the samples are the runs kept after dropping the fastest and the slowest; "
         "the headline is their mean).",
     )
+    score: NonNegative | None = Field(
+        None,
+        description="The headline when a tool scores the result by its own rule rather than as a statistic of "
+        "the samples: MLPerf's score of a result set (the olympic average times the review committee's scaling "
+        "factor; a weak-scaling set's models per minute). `extra.decimals.score` gives its published digits.",
+    )
     n: int | None = Field(None, ge=0)
     min: NonNegative | None = None
     median: NonNegative | None = None
@@ -367,12 +373,24 @@ class Measurement(Envelope):
         if self.outcome != "ok":
             return f"{self.metric}: {self.outcome}"
         value = self.headline
-        return f"{self.metric} {self.statistic} {value:g} {self.unit}" if value is not None else self.metric
+        return f"{self.metric} {self.headline_label} {value:g} {self.unit}" if value is not None else self.metric
+
+    @property
+    def headline_field(self) -> str:
+        """The field the headline is quoted as (its digits: `extra.decimals[field]`)."""
+        return "score" if self.score is not None else "median"
+
+    @property
+    def headline_label(self) -> str:
+        """What the headline is: the statistic, or `score` for a tool's score of one value."""
+        return "score" if self.score is not None and self.statistic == "median" else self.statistic
 
     @property
     def headline(self) -> float | None:
-        """The value `statistic` names: the mean of the samples for mean and olympic-average, their
-        minimum for min, else the median."""
+        """The tool's `score` when it has one; else the value `statistic` names: the mean of the
+        samples for mean and olympic-average, their minimum for min, else the median."""
+        if self.score is not None:
+            return self.score
         if self.statistic in ("mean", "olympic-average") and self.samples:
             return math.fsum(self.samples) / len(self.samples)
         if self.statistic == "min" and self.min is not None:

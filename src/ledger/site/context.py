@@ -182,9 +182,11 @@ class SiteData:
     def summary(self, record: Any) -> str:
         """A record's one-line summary, its figures trimmed to what their spread supports."""
         if record.kind == "measurement" and not record.title:
-            if record.outcome != "ok" or record.median is None:
+            field = record.headline_field
+            if record.outcome != "ok" or getattr(record, field) is None:
                 return record.summary()
-            return f"{record.metric} {record.statistic} {self.quote(record.id, record.median, record.unit)}"
+            value = self.quote(record.id, getattr(record, field), record.unit, field=field)
+            return f"{record.metric} {record.headline_label} {value}"
         return record.summary()
 
     def current_contract(self) -> Envelope | None:

@@ -84,10 +84,12 @@ def measurement_status(data: SiteData, m: Measurement) -> str:
 def measurement(data: SiteData, m: Measurement) -> Markup:
 
     lines: list[Markup] = []
-    if m.outcome == "ok" and m.median is not None:
-        value = quote_of(m, m.median, m.unit, field="median")
+    if m.outcome == "ok" and getattr(m, m.headline_field) is not None:
+        value = quote_of(m, getattr(m, m.headline_field), m.unit, field=m.headline_field)
         detail = result_line(m).split(", ", 1)[1] if ", " in result_line(m) else ""
-        head = f"{m.statistic} {m.metric.replace('_', ' ')}" + (f" · {detail.replace(', ', ' · ')}" if detail else "")
+        head = f"{m.headline_label} {m.metric.replace('_', ' ')}" + (
+            f" · {detail.replace(', ', ' · ')}" if detail else ""
+        )
         lines.append(Markup(f'<p class="ledger-result">{_e(value)} <small>{_e(head)}</small></p>'))
     else:
         lines.append(Markup('<p class="ledger-result">no valid step</p>'))
