@@ -46,6 +46,19 @@ def _strings(node: Any, where: str) -> Iterator[tuple[str, str]]:
             yield from _strings(value, f"{where}[{i}]")
 
 
+def _foreign(data: dict[str, Any]) -> tuple[str, ...]:
+    """Prefixes of the fields an importer marked (`extra.foreign`) as the measuring tool's own metadata, kept
+    as the tool wrote it (pyperf's python_executable on the measuring machine): not ledger's stamp,
+    so not this rule's; the site's publication rule still hides the home folders in them. Only
+    fields under `extra.` can be marked."""
+    extra = data.get("extra")
+    marked = extra.get("foreign") if isinstance(extra, dict) else None
+    if not isinstance(marked, list):
+        return ()
+    fields = [f for f in marked if isinstance(f, str) and f.startswith("extra.") and f != "extra."]
+    return tuple(p for f in fields for p in (f + ".", f + "["))
+
+
 def local_paths(data: dict[str, Any], raw: bytes) -> list[tuple[str, str]]:
     """(field, text) for every absolute local path in a parsed record; `raw` is its bytes,
     used to skip the walk for the records (nearly all) that hold no home folder."""
@@ -55,8 +68,9 @@ def local_paths(data: dict[str, Any], raw: bytes) -> list[tuple[str, str]]:
     if isinstance(repo, str) and is_local_path(repo):
         found.append(("source.repo", repo))
     if any(marker in raw for marker in _HOME_BYTES):
+        foreign = _foreign(data)
         for where, text in _strings(data, ""):
-            if where == "source.repo":
+            if where == "source.repo" or (foreign and where.startswith(foreign)):
                 continue
             match = _HOME.search(text)
             if match:

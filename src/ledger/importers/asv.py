@@ -37,6 +37,7 @@ from .base import (
     read_json,
     read_text,
     record_path,
+    shown,
     source_from_commit,
 )
 
@@ -313,7 +314,11 @@ def _benchmark_drafts(f: _ResultsFile, result: _Result) -> list[Draft]:
     """A benchmark's measurements, one per parameter combination asv did not skip."""
     bparams, value = result.params, result.value
     combos = [list(c) for c in itertools.product(*bparams)] if bparams else [[]]
-    if bparams:
+    if bparams and value is None:
+        # asv writes one null for a whole parameterized benchmark when every combination failed
+        # (asv.results.Results.load reads it as None for each).
+        values = [None] * len(combos)
+    elif bparams:
         values = value
     elif isinstance(value, list) and len(value) == 1:
         values = value  # asv 0.4 writes a one-element list for a benchmark without parameters
@@ -375,7 +380,7 @@ def _combination_draft(
         raise fail(
             f.path,
             f"key {where}.result" + (f"[{k}]" if result.params or isinstance(result.value, list) else ""),
-            f"benchmark {metric}: is {v!r}, expected a number, null or NaN",
+            f"benchmark {metric}: is {shown(v)}, expected a number, null or NaN",
             "asv writes a non-negative number, null (failed) or NaN (skipped); give the results file asv wrote",
         )
     elif isinstance(raw, list) and raw:

@@ -79,8 +79,21 @@ class ImportResult:
     foreign: dict[str, list[str]] = field(default_factory=dict)
 
 
+#: Most characters of a file's value a refusal quotes (a track_* result can be megabytes).
+QUOTE_CHARS = 200
+
+
+def shown(value: Any, limit: int = QUOTE_CHARS) -> str:
+    """`repr(value)`, cut to `limit` characters with how long it was."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def fail(file: str | Path, where: str, message: str, fix: str) -> InputError:
-    """The error for a file that is not the format it claims. Raise it; nothing is written."""
+    """The error for a file that is not the format it claims. Raise it; nothing is written.
+    A message longer than a few hundred characters (a value quoted whole) is cut."""
+    if len(message) > 3 * QUOTE_CHARS:
+        message = f"{message[: 3 * QUOTE_CHARS]}... ({len(message):,} characters)"
     return InputError(
         f"{file} is not a valid file of this format; nothing was written", [Problem(str(file), where, message, fix)]
     )
@@ -316,24 +329,31 @@ def parse_time(
     if value is None or value == "":
         return When(None, None)
     fix = f"{tool} writes {writes} there; give the file {tool} wrote, unchanged"
+    if isinstance(value, str) and _EPOCH_TEXT.fullmatch(value.strip()):
+        # Epoch seconds or milliseconds written as text (Playwright's junit reporter: "1641057782965").
+        value = float(value.strip())
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        number = shown(value, 40)
         try:
             if math.isfinite(value):
                 return _epoch_time(value)
         except (OverflowError, OSError, ValueError):  # past the year 9999, or beyond a float
-            raise fail(path, where, f"is {shown}, a time outside the years 1 to 9999", fix) from None
-        raise fail(path, where, f"is {shown}, not a time", fix)
+            raise fail(path, where, f"is {number}, a time outside the years 1 to 9999", fix) from None
+        raise fail(path, where, f"is {number}, not a time", fix)
     if not isinstance(value, str):
-        raise fail(path, where, f"is {value!r}, expected a date", fix)
+        raise fail(path, where, f"is {shown(value)}, expected a date", fix)
     text = value.strip()
     dt, zone = _read_date_text(text)
     if dt is None:
-        raise fail(path, where, f"{value!r} is not a date", fix)
+        raise fail(path, where, f"{shown(value)} is not a date", fix)
     try:
         return _instant_or_wall_clock(dt, zone, text, naive=naive, tool=tool)
     except OverflowError:
         raise fail(path, where, f"{value!r} is a time after the year 9999 in UTC", fix) from None
+
+
+#: A time written as a bare number: epoch seconds or milliseconds (never a year alone: 9+ digits).
+_EPOCH_TEXT = re.compile(r"[0-9]{9,}(?:\.[0-9]+)?")
 
 
 def _epoch_time(value: float) -> When:

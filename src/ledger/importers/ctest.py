@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .base import Draft, ImportOptions, fail, read_text
+from .base import Draft, ImportOptions, fail, read_text, shown
 from .junit import gate_fields
 
 FMT = "ctest output"
 _RESULT_RE = re.compile(
-    r"^\s*\d+/\d+\s+Test\s+#\d+:\s+(?P<name>\S+)\s+\.*\s*(?P<status>\*{0,3}[A-Za-z][^\d]*?)\s+(?P<time>[\d.]+)\s+sec"
+    r"^\s*(?:\d+/\d+\s+)?Test\s+#(?P<number>\d+):\s+(?P<name>\S+)\s+\.*\s*(?P<status>\*{0,3}[A-Za-z][^\d]*?)\s+(?P<time>[\d.]+)\s+sec"
 )
 _SUMMARY_RE = re.compile(r"^\s*\d+% tests passed, (?P<failed>\d+) tests? failed out of (?P<total>\d+)")
 _TOTAL_TIME_RE = re.compile(r"^Total Test time \(real\) =\s*(?P<t>[\d.]+) sec")
@@ -34,9 +34,10 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
             "no `Test project` line",
             "give the console output of ctest, unchanged (or its --output-junit file to `ledger import junit`)",
         )
-    passed = failed = errors = skipped = 0
-    skipped_names: list[str] = []
-    failed_names: list[str] = []
+    # `ctest --repeat until-pass:N` (or until-fail, after-timeout) prints a test's later attempts
+    # without the `N/M` prefix; its result is its last attempt's, as ctest's summary counts it.
+    final: dict[str, tuple[int, str, str]] = {}  # test number -> (line, status, name)
+    attempts: dict[str, int] = {}
     duration: float | None = None
     summary: tuple[int, int, int] | None = None
     no_tests = False
@@ -44,31 +45,16 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
         if line.strip() == "No tests were found!!!":
             no_tests = True
         if (m := _RESULT_RE.match(line)) is not None:
-            status, name = m.group("status").strip("* ").lower(), m.group("name")
-            if status == "passed":
-                passed += 1
-            elif status.startswith("not run") or status.startswith("skipped"):
-                skipped += 1
-                skipped_names.append(name)
-            elif (
-                status.startswith("failed")
-                or status.startswith("exception")
-                or "timeout" in status
-                or status.startswith("subprocess")
-            ):
-                failed += 1
-                failed_names.append(name)
-            else:
-                raise fail(
-                    path,
-                    f"line {lineno}",
-                    f"unknown test status {m.group('status').strip()!r}",
-                    "give the console output of ctest, unchanged",
-                )
+            number = m.group("number")
+            final[number] = (lineno, m.group("status"), m.group("name"))
+            attempts[number] = attempts.get(number, 0) + 1
         elif (m := _SUMMARY_RE.match(line)) is not None:
             summary = _summary(path, lineno, m)
         elif (m := _TOTAL_TIME_RE.match(line)) is not None:
             duration = float(m.group("t"))
+    passed, failed, skipped, skipped_names, failed_names = _tally(path, final)
+    errors = 0
+    retried = [final[k][2] for k, n in attempts.items() if n > 1]
     executed = passed + failed + errors
     if summary is not None:
         lineno, s_failed, s_total = summary
@@ -105,6 +91,13 @@ def parse_one(path: Path, options: ImportOptions) -> Draft:
         duration=duration,
         gaps=gaps,
     )
+    if retried:
+        data.setdefault("extra", {})["retried_names"] = retried
+        passed_on_retry = [
+            final[k][2] for k, n in attempts.items() if n > 1 and final[k][1].strip("* ").lower() == "passed"
+        ]
+        if passed_on_retry:
+            data["extra"]["flaky_names"] = passed_on_retry
     data["title"] = f"{path.name}: " + (
         "no tests were found"
         if no_tests
@@ -123,3 +116,33 @@ def _summary(path: Path, lineno: int, m: re.Match) -> tuple[int, int, int]:
             "give the console output of ctest, unchanged",
         )
     return lineno, int(m.group("failed")), int(m.group("total"))
+
+
+def _tally(path: Path, final: dict[str, tuple[int, str, str]]) -> tuple[int, int, int, list[str], list[str]]:
+    """(passed, failed, skipped, skipped names, failed names) of each test's last attempt."""
+    passed = failed = skipped = 0
+    skipped_names: list[str] = []
+    failed_names: list[str] = []
+    for lineno, written, name in final.values():
+        status = written.strip("* ").lower()
+        if status == "passed":
+            passed += 1
+        elif status.startswith("not run") or status.startswith("skipped"):
+            skipped += 1
+            skipped_names.append(name)
+        elif (
+            status.startswith("failed")
+            or status.startswith("exception")
+            or "timeout" in status
+            or status.startswith("subprocess")
+        ):
+            failed += 1
+            failed_names.append(name)
+        else:
+            raise fail(
+                path,
+                f"line {lineno}",
+                f"unknown test status {shown(written.strip())}",
+                "give the console output of ctest, unchanged",
+            )
+    return passed, failed, skipped, skipped_names, failed_names

@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, fail, need, read_bytes, read_json
+from .base import Draft, ImportOptions, fail, need, read_bytes, read_json, shown
 
 FMT = "hyperfine"
 
@@ -33,7 +33,7 @@ def parse(paths: list[Path], options: ImportOptions) -> list[Draft]:
                     raise fail(
                         path,
                         f"key {where}.times[{j}]",
-                        f"command {command!r}: is {t!r}, expected seconds",
+                        f"command {command!r}: is {shown(t)}, expected seconds",
                         "give the JSON hyperfine --export-json wrote",
                     )
             codes = _exit_codes(path, where, command, result.get("exit_codes"))

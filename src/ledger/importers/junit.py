@@ -21,12 +21,13 @@ and is named in `extra.flaky_names`.
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import Draft, ImportOptions, fail, parse_time, read_text, record_path
+from .base import Draft, ImportOptions, fail, parse_time, read_text, record_path, shown
 
 FMT = "JUnit XML"
 
@@ -116,6 +117,10 @@ def parse_one(path: Path, options: ImportOptions, *, among_others: bool = False)
         data.setdefault("extra", {})["measured_at"] = min(tally.local, key=lambda m: str(m.get("local", "")))
     if tally.flaky:
         data.setdefault("extra", {})["flaky_names"] = tally.flaky
+    if tally.duration is None:
+        data.setdefault("extra", {})["duration"] = "unknown: no testsuite or testcase time in the file"
+    elif tally.duration_from_cases:
+        data.setdefault("extra", {})["duration"] = "a testsuite without a time is timed by its test cases' times"
     executed = tally.passed + tally.failed + tally.errors
     data["title"] = (
         f"{path.name}: {executed} executed, {tally.passed} passed, {tally.failed} failed, "
@@ -174,7 +179,8 @@ class _Tally:
     skipped_names: list[str] = field(default_factory=list)
     failed_names: list[str] = field(default_factory=list)
     flaky: list[str] = field(default_factory=list)  # passed on a rerun (Surefire's flakyFailure)
-    duration: float = 0.0
+    duration: float | None = None  # None: no suite says how long it ran
+    duration_from_cases: bool = False  # a suite without a time, timed by its test cases
     hosts: set[str] = field(default_factory=set)
     stamps: list[str] = field(default_factory=list)  # UTC instants
     local: list[dict[str, Any]] = field(default_factory=list)  # wall clocks whose zone is unknown
@@ -198,17 +204,37 @@ def _count_suite(tally: _Tally, path: Path, s: int, suite: ET.Element) -> None:
             tally.stamps.append(when.observed_at)
         elif when.measured_at:
             tally.local.append(when.measured_at)
+    seconds = _seconds(path, f"testsuite[{s}] attribute time", suite.get("time"))
+    cases = list(suite.iter("testcase"))
+    if seconds is None:
+        # No suite time (k6, mbed): the test cases' times when they have them, else unknown, not 0.
+        timed = [
+            _seconds(path, f"testsuite[{s}] testcase[{c}] attribute time", case.get("time"))
+            for c, case in enumerate(cases)
+        ]
+        known = [t for t in timed if t is not None]
+        if known:
+            seconds = math.fsum(known)
+            tally.duration_from_cases = True
+    if seconds is not None:
+        tally.duration = (tally.duration or 0.0) + seconds
+    for case in cases:
+        _count_case(tally, case)
+
+
+def _seconds(path: Path, where: str, text: str | None) -> float | None:
+    """A time attribute in seconds; None when absent."""
+    if text is None or not text.strip():
+        return None
     try:
-        tally.duration += float(suite.get("time") or 0)
+        value = float(text)
     except ValueError:
         raise fail(
-            path,
-            f"testsuite[{s}] attribute time",
-            f"is {suite.get('time')!r}, expected seconds",
-            "give the XML file the test runner wrote",
+            path, where, f"is {shown(text)}, expected seconds", "give the XML file the test runner wrote"
         ) from None
-    for case in suite.iter("testcase"):
-        _count_case(tally, case)
+    if not math.isfinite(value) or value < 0:
+        raise fail(path, where, f"is {shown(text)}, expected seconds", "give the XML file the test runner wrote")
+    return value
 
 
 def _count_case(tally: _Tally, case: ET.Element) -> None:

@@ -30,6 +30,7 @@ from .base import (
     need,
     parse_time,
     read_json,
+    shown,
     source_from_commit,
 )
 
@@ -221,7 +222,7 @@ def _run_values(path: Path, where: str, name: str, run: dict[str, Any]) -> list[
             raise fail(
                 path,
                 f"key {where}.values[{k}]",
-                f"benchmark {name}: is {v!r}, expected a number",
+                f"benchmark {name}: is {shown(v)}, expected a number",
                 "pyperf writes each value as a non-negative number; give the JSON pyperf wrote",
             )
     return run_values
@@ -273,6 +274,9 @@ def _benchmark_draft(path: Path, where: str, bench: Any, top: dict[str, Any], ru
         "format": FMT,
         "repeat": _repeat(read, len(runs), meta),
         "metadata": {k: v for k, v in meta.items() if k not in _PER_RUN and k != "name"},
+        # pyperf's metadata describes the measuring machine (python_executable under its /home):
+        # the tool's own, kept as written, not ledger's stamp (rule local-path leaves it).
+        "foreign": ["extra.metadata"],
     }
     if read.loads:
         extra["load_avg_1min"] = read.loads

@@ -26,6 +26,7 @@ from .base import (
     parse_time,
     read_bytes,
     read_json,
+    shown,
     source_from_commit,
 )
 
@@ -136,7 +137,7 @@ def _round_times(path: Path, where: str, name: str, stats: dict[str, Any]) -> tu
                 raise fail(
                     path,
                     f"key {where}.stats.data[{k}]",
-                    f"benchmark {name}: is {v!r}, expected a round's time in seconds",
+                    f"benchmark {name}: is {shown(v)}, expected a round's time in seconds",
                     "pytest-benchmark writes each round as a non-negative number of seconds; give the file it wrote",
                 )
     if isinstance(raw, list) and raw and isinstance(rounds, int) and len(raw) != rounds:
