@@ -11,6 +11,12 @@ the table gives the median wall time, records/s and input units/s (pyperf runs, 
 
     .venv/bin/python benchmarks/import_bench.py            # measure and print the table
     .venv/bin/python benchmarks/import_bench.py --record   # also add the figures to this repo's ledger
+    .venv/bin/python benchmarks/import_bench.py --against ../base   # and a checkout of another commit,
+                                                  # interleaved import by import, with the ratio
+
+`--against DIR` runs the same imports with DIR/src first on PYTHONPATH (a `git worktree` of the
+commit to compare with), alternating the two import by import so that the machine's load falls
+on both alike; the table gives both medians and this tree's wall over the other's.
 """
 
 from __future__ import annotations
@@ -67,10 +73,10 @@ def fresh_ledger(root: Path) -> None:
     subprocess.run([str(LEDGER), "init"], cwd=root, check=True, capture_output=True)
 
 
-def timed_import(root: Path, fmt: str, args: list[str]) -> tuple[float, int]:
+def timed_import(root: Path, fmt: str, args: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
     t0 = time.perf_counter()
     out = subprocess.run(
-        [str(LEDGER), "import", fmt, *args, "--format", "json"], cwd=root, capture_output=True, text=True
+        [str(LEDGER), "import", fmt, *args, "--format", "json"], cwd=root, capture_output=True, text=True, env=env
     )
     wall = time.perf_counter() - t0
     if out.returncode:
@@ -78,8 +84,16 @@ def timed_import(root: Path, fmt: str, args: list[str]) -> tuple[float, int]:
     return wall, len(json.loads(out.stdout)["records"])
 
 
-def measure(repeat: int, benchmarks: int, runs: int, files: int) -> dict[str, dict]:
+def tree_env(src: Path | None) -> dict[str, str] | None:
+    """The environment that makes the installed `ledger` import the package of checkout `src`."""
+    if src is None:
+        return None
+    return {**os.environ, "PYTHONPATH": str(src.resolve() / "src")}
+
+
+def measure(repeat: int, benchmarks: int, runs: int, files: int, against: Path | None = None) -> dict[str, dict]:
     results: dict[str, dict] = {}
+    trees = {"": None} if against is None else {"": None, "against": tree_env(against)}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         suite = pyperf_suite(tmp_path, benchmarks, runs)
@@ -92,36 +106,52 @@ def measure(repeat: int, benchmarks: int, runs: int, files: int) -> dict[str, di
             "asv --dry-run": ("asv", [*globbed, "--dry-run"], files, "files"),
         }
         for name, (fmt, args, units, unit_name) in cases.items():
-            walls, records = [], 0
+            walls: dict[str, list[float]] = {label: [] for label in trees}
+            records = 0
             for i in range(repeat):
-                root = tmp_path / f"{name}-{i}"
-                fresh_ledger(root)
-                wall, records = timed_import(root, fmt, args)
-                walls.append(wall)
-                shutil.rmtree(root)
+                for label, env in trees.items():  # alternated, so load falls on both alike
+                    root = tmp_path / f"{name}-{i}{label}"
+                    fresh_ledger(root)
+                    wall, records = timed_import(root, fmt, args, env)
+                    walls[label].append(wall)
+                    shutil.rmtree(root)
             results[name] = {
-                "walls": walls,
+                "walls": walls[""],
                 "records": records,
                 "units": units,
                 "unit_name": unit_name,
-                "records_per_s": [records / w for w in walls],
+                "records_per_s": [records / w for w in walls[""]],
             }
+            if against is not None:
+                results[name]["against_walls"] = walls["against"]
     return results
 
 
 def table(results: dict[str, dict]) -> None:
-    print(f"{'import':<17} {'input':>16} {'records':>8} {'median wall':>12} {'records/s':>10} {'input/s':>10}")
+    against = any("against_walls" in r for r in results.values())
+    extra = f" {'against wall':>13} {'ratio':>6}" if against else ""
+    print(f"{'import':<17} {'input':>16} {'records':>8} {'median wall':>12} {'records/s':>10} {'input/s':>10}{extra}")
     for name, r in results.items():
         wall = statistics.median(r["walls"])
-        print(
+        line = (
             f"{name:<17} {r['units']:>10,} {r['unit_name']:<5} {r['records']:>8,} {wall:>10.2f} s "
             f"{r['records'] / wall:>10,.0f} {r['units'] / wall:>10,.0f}"
         )
+        if "against_walls" in r:
+            other = statistics.median(r["against_walls"])
+            line += f" {other:>11.2f} s {wall / other:>6.3f}"
+        print(line)
     print(f"machine: {platform.node()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+
+
+def git_head(tree: Path) -> str:
+    out = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip()
 
 
 def record(results: dict[str, dict], args: argparse.Namespace) -> None:
     rows = []
+    against = {"source": git_head(args.against)} if args.against else {}
     for name, r in results.items():
         rows.append(
             {
@@ -136,6 +166,18 @@ def record(results: dict[str, dict], args: argparse.Namespace) -> None:
                     "records": r["records"],
                     "walls_s": r["walls"],
                     "machine": f"{platform.node()}, {os.cpu_count()} CPUs",
+                    **(
+                        {
+                            "against": {
+                                **against,
+                                "walls_s": r["against_walls"],
+                                "records_per_s": [r["records"] / w for w in r["against_walls"]],
+                                "wall_ratio": statistics.median(r["walls"]) / statistics.median(r["against_walls"]),
+                            }
+                        }
+                        if "against_walls" in r
+                        else {}
+                    ),
                 },
             }
         )
@@ -157,8 +199,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--files", type=int, default=1000, help="asv results files")
     parser.add_argument("--record", action="store_true", help="add the figures to this repository's ledger")
+    parser.add_argument(
+        "--against", type=Path, default=None, help="a checkout of another commit to measure alongside (its src/)"
+    )
     args = parser.parse_args()
-    results = measure(args.repeat, args.benchmarks, args.runs, args.files)
+    results = measure(args.repeat, args.benchmarks, args.runs, args.files, args.against)
     table(results)
     if args.record:
         record(results, args)

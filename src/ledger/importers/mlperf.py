@@ -7,12 +7,15 @@ train from `run_start` to `run_stop` (minutes, as MLPerf reports it), throughput
 a `.json` given beside the logs, or the submission tree's `systems/SYSTEM.json`) as an
 environment record. The metric names the benchmark (`ssd/time_to_train`), so results of
 different benchmarks never compare. Logs of one benchmark on one system imported
-together also get a result-set record whose headline is MLPerf's score, the olympic
-average (`statistic: olympic-average`): its samples are the runs kept, the fastest and
-the slowest are dropped and named. Its time is the first run's `run_start`.
+together also get a result-set record whose `score` is MLPerf's, by the benchmark's rule
+(mlperf_rules: mlcommons/logging's result_summarizer): the olympic average dropping 4+4
+runs for unet3d and 1+1 otherwise, times the review committee's scaling.json factor; an
+HPC weak-scaling set's models per minute. Its samples are the runs kept; the dropped are
+named. Its time is the first run's `run_start`.
 
-An inference `mlperf_log_summary.txt` (LoadGen) gives one measurement: the scenario's
-result (samples per second for Offline and Server, the latency percentile for
+An inference `mlperf_log_summary.txt` (LoadGen) gives one measurement: the result field
+MLCommons' submission checker reads for the scenario and version (tokens per second for
+LLMs, completed samples per second for Server from v4.1, the early-stopping estimate for
 SingleStream and MultiStream), its latency percentiles, and VALID/INVALID.
 """
 

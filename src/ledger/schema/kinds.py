@@ -266,7 +266,7 @@ class Measurement(Envelope):
         "median",
         description="The headline figure: the median of the samples, or their mean, minimum, or MLPerf's "
         "olympic average (the samples are the runs kept after dropping the fastest and the slowest; "
-        "the headline is their mean).",
+        "the headline is `score` when set, else their mean).",
     )
     score: NonNegative | None = Field(
         None,
