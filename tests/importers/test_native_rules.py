@@ -17,7 +17,7 @@ import pytest
 from ledger.analysis.figures import result_line
 from ledger.importers.base import import_files
 from ledger.store.ledger import Ledger
-from tests.conftest import run_ledger
+from tests.conftest import cli, run_ledger
 
 DATA = Path(__file__).resolve().parent / "data"
 T0 = 1_700_000_000_000  # ms
@@ -97,7 +97,7 @@ def test_scaling_json_is_applied_given_or_found_beside_the_logs(repo: Path, tmp_
         assert found.extra["scaling_factor"] == 1.1666666666666667
         assert found.samples == [middle]  # the runs kept; the score is the field, not their mean
     (folder / "scaling.json").write_text(json.dumps({"scaling_factor": "1.2"}))
-    result = run_ledger(repo, "import", "mlperf", *map(str, logs))
+    result = cli(repo, "import", "mlperf", *map(str, logs))
     assert result.returncode == 2 and "scaling.json" in result.stderr and "scaling_factor" in result.stderr
 
 
@@ -282,7 +282,7 @@ def test_a_refusal_quotes_a_few_hundred_characters(repo: Path, tmp_path: Path) -
     (tmp_path / "m").mkdir()
     path = tmp_path / "m" / source.name
     path.write_text(json.dumps(doc))
-    result = run_ledger(repo, "import", "asv", str(path))
+    result = cli(repo, "import", "asv", str(path))
     assert result.returncode == 2 and str(path) in result.stderr and "characters)" in result.stderr
     assert len(result.stderr) < 2000
 
@@ -319,7 +319,7 @@ def test_perf_format_5_loads_as_pyperf_loads_it_and_4_is_an_old_format(repo: Pat
     old.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="version 4 not supported"):
         pyperf.BenchmarkSuite.load(str(old))
-    result = run_ledger(repo, "import", "pyperf", str(old))
+    result = cli(repo, "import", "pyperf", str(old))
     assert result.returncode == 2 and "format version 4 of perf before 0.8.3" in result.stderr
     assert "not a pyperf file" not in result.stderr
 
@@ -329,9 +329,9 @@ def test_pyperf_metadata_of_the_measuring_machine_is_not_a_local_path_warning(re
     doc["metadata"]["python_executable"] = "/home/ddfun/cpython/python"
     path = tmp_path / "telco.json"
     path.write_text(json.dumps(doc))
-    result = run_ledger(repo, "import", "pyperf", str(path))
+    result = cli(repo, "import", "pyperf", str(path))
     assert result.returncode == 0 and "local-path" not in result.stderr + result.stdout
-    checked = run_ledger(repo, "check", "--all")
+    checked = cli(repo, "check", "--all")
     assert "local-path" not in checked.stdout + checked.stderr
     (rec,) = [r for r in Ledger.open(repo).records("measurement")]
     assert rec.extra["metadata"]["python_executable"] == "/home/ddfun/cpython/python"
