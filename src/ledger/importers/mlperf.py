@@ -501,9 +501,8 @@ def _run_measurement(
         # tracked_stats throughput is training samples per second between evaluations.
         data["throughput"] = statistics.median(throughputs)
         data["throughput_unit"] = "samples/s"
-    gbs = _value(log, "global_batch_size")
-    if isinstance(gbs, int) and gbs > 0:
-        data["global_batch"] = gbs
+    # The global batch stays in extra.hyperparameters: the median is a time to train, not a step
+    # time, so global_batch / median is no throughput (rule derived-figures would recompute it).
     if stop is None:
         data.update(outcome="failed", notes="no run_stop event: the run did not finish")
         return data, None, benchmark
