@@ -1,11 +1,16 @@
 """The demo's site and the project's own site in Debian's chromium, opened from disk (file://)
 and through `ledger site serve`: every navigation link clicked, no page wider than its column
-at 1,400 and 390 px, no console error, no request off the host, and search finding a decision
-by a word of its family. The demo's home page at 1,400 px is the README's screenshot
-(LEDGER_UPDATE_SCREENSHOT=1 rewrites docs/img/demo-home.png)."""
+at 1,400 and 390 px and in the dark scheme, no console error, no request off the host, and
+search finding a decision by a word of its family. The demo's home page at 1,400 px is the
+README's screenshot (LEDGER_UPDATE_SCREENSHOT=1 rewrites docs/img/demo-home.png).
+
+Each site is built once (the run's `ledger demo`, tests/conftest.py; the project's own site, a
+module fixture); both origins are walked at once in one browser, several pages at a time
+(tests/chromium.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -14,23 +19,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from chromium import NEEDS_CHROMIUM, each
+from chromium import run as in_browser
 
 from tests.conftest import GIT_ENV, LEDGER_BIN, ROOT, run_ledger
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run", "--disable-sync"]
 WIDTHS = (1400, 390)
 SCREENSHOT = ROOT / "docs" / "img" / "demo-home.png"
+CLEAN = {"nav": [], "overflow": [], "scheme": [], "search": [], "console": [], "off_host": [], "failed": []}
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def demo_root(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("dash") / "demo"
-    result = run_ledger(root.parent, "demo", str(root))
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return root
+pytestmark = [*NEEDS_CHROMIUM, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
@@ -59,19 +57,30 @@ def family_word(root: Path) -> tuple[str, str]:
 class Watch:
     """Console errors, failed requests and requests off the host, across every page."""
 
-    def __init__(self, page, origin: str):
+    def __init__(self, origin: str):
         self.errors: list[str] = []
         self.off_host: list[str] = []
         self.failed: list[str] = []
-        scheme = urlsplit(origin).scheme
-        host = urlsplit(origin).hostname
+        self.scheme = urlsplit(origin).scheme
+        self.host = urlsplit(origin).hostname
 
-        def local(url: str) -> bool:
-            parts = urlsplit(url)
-            if parts.scheme in ("data", "blob", "about"):
-                return True
-            return parts.scheme == "file" if scheme == "file" else parts.hostname == host
+    def local(self, url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme in ("data", "blob", "about"):
+            return True
+        return parts.scheme == "file" if self.scheme == "file" else parts.hostname == self.host
 
+    async def context(self, context) -> None:
+        async def route(r) -> None:
+            if self.local(r.request.url):
+                await r.continue_()
+            else:
+                self.off_host.append(r.request.url)
+                await r.abort()
+
+        await context.route("**/*", route)
+
+    def page(self, page) -> None:
         page.on("console", lambda m: self.errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: self.errors.append(f"{page.url}: {e}"))
         # ERR_ABORTED is a load the next navigation cancelled (a favicon), not a missing file.
@@ -79,25 +88,17 @@ class Watch:
             "requestfailed",
             lambda r: (
                 self.failed.append(f"{r.url}: {r.failure}")
-                if local(r.url) and "ERR_ABORTED" not in str(r.failure)
+                if self.local(r.url) and "ERR_ABORTED" not in str(r.failure)
                 else None
             ),
         )
 
-        def route(r) -> None:
-            if local(r.request.url):
-                r.continue_()
-            else:
-                self.off_host.append(r.request.url)
-                r.abort()
 
-        page.context.route("**/*", route)
-
-
-def overflow(page) -> list[str]:
+async def overflow(page) -> list[str]:
     """What sticks out of the main column: the column itself, or any table or image in it."""
-    return page.evaluate("""() => {
+    return await page.evaluate("""() => {
         const main = document.querySelector('.md-content');
+        if (!main) return [`no .md-content at ${location.href}`];
         const out = [];
         if (main.scrollWidth > main.clientWidth) out.push(`main ${main.scrollWidth} > ${main.clientWidth}`);
         const right = main.getBoundingClientRect().right + 1;
@@ -111,6 +112,117 @@ def overflow(page) -> list[str]:
         }
         return out;
     }""")
+
+
+async def walk(browser, site: Path, origin: str, word: str, decision_id: str, shots: Path, name: str):
+    """Click every nav link, check the width of every page reached at 1,400 px (light) and
+    390 px (dark: the scheme must follow the reader's preference), search; return what went
+    wrong."""
+    problems: dict[str, list[str]] = {key: [] for key in CLEAN}
+    watch = Watch(origin)
+    home = origin + "index.html"
+
+    async def context(width: int, scheme: str):
+        made = await browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+        await watch.context(made)
+        return made
+
+    async def settle(page, what: str) -> None:
+        # Loaded (styles applied, scripts run), then no request for half a second: a busy
+        # machine can report the network idle while the page is still parsing.
+        try:
+            await page.wait_for_load_state("networkidle")
+        except Exception as exc:  # a static page that never goes quiet is a finding, not a crash
+            problems["nav"].append(f"{what}: {type(exc).__name__}: {str(exc)[:200]}")
+
+    async def goto(page, url: str) -> None:
+        await page.goto(url, wait_until="load")
+        await settle(page, url)
+
+    async def fits(page, label: str) -> None:
+        for issue in await overflow(page):
+            problems["overflow"].append(f"{label} {page.url}: {issue}")
+        if page.url == home:
+            await page.screenshot(path=str(shots / f"{name}-home-{label}.png"), full_page=False)
+
+    light = await context(WIDTHS[0], "light")
+    first = await light.new_page()
+    watch.page(first)
+    await goto(first, home)
+    targets = await first.eval_on_selector_all(
+        "nav.md-nav--primary a.md-nav__link[href]", "els => [...new Set(els.map(e => e.href))]"
+    )
+    assert len(targets) >= 8, targets
+    started: set[int] = set()
+
+    async def click(page, target: str) -> str:
+        # Each page starts at home, then goes from link to link through the nav of the page it
+        # is on, as a reader does (a link inside a collapsed section is clicked as a reader's
+        # click would be).
+        if id(page) not in started:
+            started.add(id(page))
+            await goto(page, home)
+        found = await page.evaluate(
+            """target => {
+                const link = [...document.querySelectorAll('nav.md-nav--primary a.md-nav__link[href]')]
+                    .find(a => a.href === target);
+                return link ? link.getAttribute('href') : null;
+            }""",
+            target,
+        )
+        if found is None:
+            problems["nav"].append(f"{page.url}: no nav link to {target}")
+            await goto(page, target)
+        else:
+            async with page.expect_navigation(wait_until="load"):
+                await page.locator(f'nav.md-nav--primary a.md-nav__link[href="{found}"]').first.evaluate(
+                    "a => a.click()"
+                )
+            await settle(page, f"click {found} on {target}")
+        if await page.locator("article h1").count() != 1:
+            problems["nav"].append(f"{target} -> {page.url}")
+        await fits(page, f"{WIDTHS[0]}px")
+        return page.url
+
+    async def search(page) -> None:
+        # Search, from disk as well as served: a word of a decision's family finds it.
+        await page.locator(".md-search__input").click()
+        await page.keyboard.type(word)
+        await page.wait_for_function(
+            "() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=60000
+        )
+        results = await page.eval_on_selector_all(".md-search-result__item a", "els => els.map(e => e.href)")
+        if not any(decision_id in r for r in results):
+            problems["search"].append(f"{word!r}: {results[:8]}")
+
+    clicked, _ = await asyncio.gather(each(light, targets, click, on_page=watch.page), search(first))
+    # Deep pages the nav does not list: a record, a chart, a contract's stopping point.
+    deep = [
+        origin + found.relative_to(site).as_posix()
+        for pattern in ("records/measurement/*.html", "charts/*.html", "contracts/*.html", "records/sandwich/*.html")
+        for found in sorted(site.rglob(pattern))[:1]
+    ]
+
+    async def wide(page, url: str) -> None:
+        await goto(page, url)
+        await fits(page, f"{WIDTHS[0]}px")
+
+    async def narrow_dark(page, url: str) -> None:
+        await goto(page, url)
+        scheme = await page.evaluate("() => document.body && document.body.getAttribute('data-md-color-scheme')")
+        if scheme != "slate":
+            problems["scheme"].append(f"{page.url}: {scheme}")
+        await fits(page, f"{WIDTHS[1]}px")
+
+    reached = list(dict.fromkeys([home, *clicked, *deep]))
+    await asyncio.gather(
+        each(light, [u for u in reached if u not in clicked], wide, on_page=watch.page),
+        each(await context(WIDTHS[1], "dark"), reached, narrow_dark, on_page=watch.page),
+    )
+    problems["console"] = watch.errors
+    problems["off_host"] = watch.off_host
+    problems["failed"] = watch.failed
+    return problems
 
 
 def serve(root: Path):
@@ -129,97 +241,30 @@ def serve(root: Path):
     return proc, match.group(1)
 
 
-def walk(site: Path, origin: str, word: str, decision_id: str, shots: Path, name: str) -> dict[str, list[str]]:
-    """Click every nav link, check widths on every page reached, search; return what went wrong."""
-    from playwright.sync_api import sync_playwright
-
-    problems: dict[str, list[str]] = {"nav": [], "overflow": [], "search": []}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 900})
-            page = context.new_page()
-            watch = Watch(page, origin)
-            home = origin + "index.html"
-            page.goto(home, wait_until="networkidle")
-            hrefs = page.eval_on_selector_all(
-                "nav.md-nav--primary a.md-nav__link[href]", "els => [...new Set(els.map(e => e.getAttribute('href')))]"
-            )
-            assert len(hrefs) >= 8, hrefs
-            reached: list[str] = []
-            for href in hrefs:
-                page.goto(home, wait_until="networkidle")
-                link = page.locator(f'nav.md-nav--primary a.md-nav__link[href="{href}"]').first
-                # A link inside a collapsed section is clicked as a reader's click would be.
-                with page.expect_navigation(wait_until="networkidle"):
-                    link.evaluate("a => a.click()")
-                if page.locator("article h1").count() != 1:
-                    problems["nav"].append(f"{href} -> {page.url}")
-                reached.append(page.url)
-            # Deep pages the nav does not list: a record, a chart, a contract's stopping point.
-            for pattern in (
-                "records/measurement/*.html",
-                "charts/*.html",
-                "contracts/*.html",
-                "records/sandwich/*.html",
-            ):
-                for found in sorted(site.rglob(pattern))[:1]:
-                    reached.append(origin + found.relative_to(site).as_posix())
-            for width in WIDTHS:
-                page.set_viewport_size({"width": width, "height": 900})
-                for url in dict.fromkeys(reached):
-                    page.goto(url, wait_until="networkidle")
-                    for issue in overflow(page):
-                        problems["overflow"].append(f"{width}px {url}: {issue}")
-                    if url == home:
-                        page.screenshot(path=str(shots / f"{name}-home-{width}.png"), full_page=False)
-            # Search, from disk as well as served: a word of a decision's family finds it.
-            page.set_viewport_size({"width": 1400, "height": 900})
-            page.goto(home, wait_until="networkidle")
-            page.locator(".md-search__input").click()
-            page.keyboard.type(word)
-            page.wait_for_function(
-                "() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=60000
-            )
-            results = page.eval_on_selector_all(".md-search-result__item a", "els => els.map(e => e.href)")
-            if not any(decision_id in r for r in results):
-                problems["search"].append(f"{word!r}: {results[:8]}")
-            problems["console"] = watch.errors
-            problems["off_host"] = watch.off_host
-            problems["failed"] = watch.failed
-        finally:
-            browser.close()
-    return problems
-
-
-def _needs_chromium() -> None:
-    if not CHROMIUM.exists():
-        pytest.skip(
-            "/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it"
-        )
-
-
 @pytest.mark.parametrize("which", ["demo", "own"])
-@pytest.mark.parametrize("how", ["file", "serve"])
-def test_site_works_wherever_opened_and_fits(which, how, request, tmp_path):
-    _needs_chromium()
-    root = request.getfixturevalue("demo_root" if which == "demo" else "own_root")
+def test_site_works_wherever_opened_and_fits(which, request, tmp_path):
+    """Opened from disk and through `ledger site serve`, both walked at once."""
+    root = request.getfixturevalue("demo_ltx2")[0] if which == "demo" else request.getfixturevalue("own_root")
     site = root / "site"
     word, decision_id = family_word(root)
-    proc = None
-    if how == "file":
-        origin = site.as_uri() + "/"
-    else:
-        proc, origin = serve(root)
+    proc, served = serve(root)
+    origins = {"file": site.as_uri() + "/", "serve": served}
+    shots = {how: tmp_path / how for how in origins}
+    for folder in shots.values():
+        folder.mkdir()
+
+    async def both(browser):
+        walks = [walk(browser, site, origin, word, decision_id, shots[how], which) for how, origin in origins.items()]
+        return dict(zip(origins, await asyncio.gather(*walks), strict=True))
+
     try:
-        problems = walk(site, origin, word, decision_id, tmp_path, which)
+        problems = in_browser(both)
     finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=10)
-    assert problems == {"nav": [], "overflow": [], "search": [], "console": [], "off_host": [], "failed": []}
-    if which == "demo" and how == "file":
-        shot = tmp_path / "demo-home-1400.png"
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert problems == {"file": CLEAN, "serve": CLEAN}, problems
+    if which == "demo":
+        shot = shots["file"] / "demo-home-1400px.png"
         assert shot.stat().st_size > 20_000
         if os.environ.get("LEDGER_UPDATE_SCREENSHOT"):
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
