@@ -6,14 +6,14 @@ import json
 import sys
 from pathlib import Path
 
-from conftest import run_ledger
+from conftest import cli
 
 
 def gate(repo: Path, *cmd: str, report: str = "r.xml") -> tuple[int, dict]:
-    result = run_ledger(repo, "gate", "run", "--junit", report, "--interval", "0.2", "--format", "json", "--", *cmd)
+    result = cli(repo, "gate", "run", "--junit", report, "--interval", "0.2", "--format", "json", "--", *cmd)
     assert result.returncode in (0, 1), result.stderr
     summary = json.loads(result.stdout)
-    record = json.loads(run_ledger(repo, "show", summary["id"], "--format", "json").stdout)
+    record = json.loads(cli(repo, "show", summary["id"], "--format", "json").stdout)
     return result.returncode, record
 
 
@@ -46,6 +46,6 @@ def test_a_command_that_writes_no_report_is_no_tests(repo: Path) -> None:
 
 
 def test_usage_errors_exit_2(repo: Path) -> None:
-    assert run_ledger(repo, "gate", "run", "--", "true").returncode == 2
-    missing = run_ledger(repo, "gate", "run", "--junit", "r.xml", "--", "definitely-not-a-command-xyz")
+    assert cli(repo, "gate", "run", "--", "true").returncode == 2
+    missing = cli(repo, "gate", "run", "--junit", "r.xml", "--", "definitely-not-a-command-xyz")
     assert missing.returncode == 2 and "definitely-not-a-command-xyz" in missing.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ledger.analysis.compare import cliffs_delta, hodges_lehmann, mann_whitney_u
-from tests.conftest import run_ledger
+from tests.conftest import cli
 
 #: Real result files other tools wrote, committed with their SOURCES.md.
 LOCAL = Path(__file__).resolve().parents[1] / "importers" / "data"
@@ -73,14 +73,14 @@ def test_normal_approximation_with_ties_and_effect_sizes() -> None:
 
 
 def _import(repo: Path, *args: str) -> list[str]:
-    result = run_ledger(repo, "import", *args, "--format", "json")
+    result = cli(repo, "import", *args, "--format", "json")
     assert result.returncode == 0, result.stderr
     return [r["id"] for r in json.loads(result.stdout)["records"] if r["kind"] == "measurement"]
 
 
 def test_compare_one_allocation_json_and_table(repo: Path) -> None:
     a, b = _import(repo, "hyperfine", str(LOCAL / "hyperfine_sleep.json"))
-    result = run_ledger(repo, "compare", a, b, "--format", "json")
+    result = cli(repo, "compare", a, b, "--format", "json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["attributable"] is True and out["test"]["method"] == "exact"
@@ -90,7 +90,7 @@ def test_compare_one_allocation_json_and_table(repo: Path) -> None:
     # rounded at its uncertainty's leading digit.
     number = out["difference_text"].split()[0]
     assert significant_digits(number) <= 2, number
-    table = run_ledger(repo, "compare", a, b)
+    table = cli(repo, "compare", a, b)
     assert table.returncode == 0 and "Mann-Whitney U" in table.stdout and "one allocation" in table.stdout
     # The text prints exactly the JSON's figures: one policy, no second rounding.
     assert out["difference_text"] in table.stdout and out["percent_text"] in table.stdout
@@ -101,26 +101,26 @@ def test_cross_allocation_refused_then_labelled(repo: Path) -> None:
     files = sorted(str(p) for p in (LOCAL / "pytest-benchmark" / "pytest-benchmark-2.5").glob("*.json"))
     assert len(files) == 3
     first, second, _ = _import(repo, "pytest-benchmark", *files)
-    refused = run_ledger(repo, "compare", first, second)
+    refused = cli(repo, "compare", first, second)
     assert refused.returncode == 2 and "allocation" in refused.stderr and "--allow-cross-allocation" in refused.stderr
-    allowed = run_ledger(repo, "compare", first, second, "--allow-cross-allocation", "--format", "json")
+    allowed = cli(repo, "compare", first, second, "--allow-cross-allocation", "--format", "json")
     assert allowed.returncode == 0, allowed.stderr
     out = json.loads(allowed.stdout)
     assert out["attributable"] is False and out["label"].startswith("NOT ATTRIBUTABLE")
     # The 2015 files kept only summaries, with min and max: judged by their recorded ranges
     # (issue 17), never by a rank test or an effect size.
     assert out["test"]["method"] == "range overlap" and out["cliffs_magnitude"] is None
-    table = run_ledger(repo, "compare", first, second, "--allow-cross-allocation")
+    table = cli(repo, "compare", first, second, "--allow-cross-allocation")
     assert "NOT ATTRIBUTABLE" in table.stdout
 
 
 def test_metric_and_contract_mismatch_refused(repo: Path) -> None:
     ids = _import(repo, "pyperf", str(LOCAL / "pyperf/mult_list_py38.json"))
-    other_metric = run_ledger(repo, "compare", ids[0], ids[1])
+    other_metric = cli(repo, "compare", ids[0], ids[1])
     assert other_metric.returncode == 2 and "metric" in other_metric.stderr
     contracts = []
     for name in ("bf16-master", "fp32-master"):
-        added = run_ledger(
+        added = cli(
             repo,
             "add",
             "contract",
@@ -143,7 +143,7 @@ def test_metric_and_contract_mismatch_refused(repo: Path) -> None:
     b = _import(
         repo, "hyperfine", str(LOCAL / "hyperfine_sleep.json"), "--contract", contracts[1], "--allocation", "x"
     )[1]
-    refused = run_ledger(repo, "compare", a, b, "--allow-cross-allocation")
+    refused = cli(repo, "compare", a, b, "--allow-cross-allocation")
     assert refused.returncode == 2 and "different contracts" in refused.stderr
 
 
@@ -153,16 +153,14 @@ def test_mlperf_sets_give_the_verdict_their_numbers_give(repo: Path) -> None:
     )
     assert len(logs) == 10
     ids = _import(repo, "mlperf", *map(str, logs))[:10]  # the ten runs; the last id is the result set
-    result = run_ledger(
-        repo, "compare", ",".join(ids[:5]), ",".join(ids[5:]), "--allow-cross-allocation", "--format", "json"
-    )
+    result = cli(repo, "compare", ",".join(ids[:5]), ",".join(ids[5:]), "--allow-cross-allocation", "--format", "json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["a"]["basis"] == "one value per measurement" and out["a"]["n"] == 5
     assert out["test"]["method"] == "exact"
     # The verdict, worked out here from the records themselves: one median per run, the exact
     # p by enumerating every split, alpha 0.05, and the direction the records declare.
-    runs = [json.loads(run_ledger(repo, "show", rid, "--format", "json").stdout) for rid in ids]
+    runs = [json.loads(cli(repo, "show", rid, "--format", "json").stdout) for rid in ids]
     a, b = [r["median"] for r in runs[:5]], [r["median"] for r in runs[5:]]
     p = _brute_p(a, b)
     assert out["test"]["p"] == pytest.approx(p)

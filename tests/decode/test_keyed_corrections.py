@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from checks.check_helpers import add, commit, push, refused_then_by_hand
-from conftest import run_ledger
+from conftest import cli
 
 CONTRACT = {"name": "ltx25-decode-448x256x25f", "model": "LTX-2.5 conv video VAE decode"}
 
@@ -46,16 +46,16 @@ def test_an_issue_is_owned_then_closed_by_corrections(pushed: Path):
     commit(pushed, "close #1044")
     ok = push(pushed)
     assert ok.returncode == 0, ok.stderr
-    assert run_ledger(pushed, "check", "--all").returncode == 0
-    rows = json.loads(run_ledger(pushed, "list", "--kind", "issue", "--format", "json").stdout)
+    assert cli(pushed, "check", "--all").returncode == 0
+    rows = json.loads(cli(pushed, "list", "--kind", "issue", "--format", "json").stdout)
     assert [r["key"] for r in rows] == ["#1044"] * 3
     assert [r["superseded_by"] is None for r in rows] == [False, False, True]
-    text = run_ledger(pushed, "list", "--kind", "issue").stdout
+    text = cli(pushed, "list", "--kind", "issue").stdout
     assert "#1044" in text and "superseded by" in text
 
 
 def test_an_owned_issue_needs_an_owner(repo: Path):
-    result = run_ledger(repo, "add", "issue", "-", input=json.dumps({"number": 1, "title": "t", "status": "owned"}))
+    result = cli(repo, "add", "issue", "-", input=json.dumps({"number": 1, "title": "t", "status": "owned"}))
     assert result.returncode == 2
     assert "status owned needs an owner" in result.stderr
 
@@ -92,7 +92,7 @@ def test_a_contract_is_corrected_and_its_fix_speaks_of_names(pushed: Path):
     commit(pushed, "corrected contract")
     ok = push(pushed)
     assert ok.returncode == 0, ok.stderr
-    rows = json.loads(run_ledger(pushed, "list", "--kind", "contract", "--format", "json").stdout)
+    rows = json.loads(cli(pushed, "list", "--kind", "contract", "--format", "json").stdout)
     assert [r["key"] for r in rows] == [CONTRACT["name"]] * 2
 
 
@@ -110,5 +110,5 @@ def test_two_corrections_of_one_record_fork_the_key(pushed: Path):
     refused = push(pushed)
     assert refused.returncode == 1
     assert "forks the key" in refused.stderr
-    all_check = run_ledger(pushed, "check", "--all")
+    all_check = cli(pushed, "check", "--all")
     assert all_check.returncode == 1 and "forks the key" in all_check.stdout + all_check.stderr

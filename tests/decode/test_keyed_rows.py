@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from checks.check_helpers import commit, page, push, set_rule
-from conftest import ROOT, git, run_ledger
+from conftest import ROOT, cli, git
 
 from ledger import pages
 from ledger.checks.keyedrows import compare
@@ -108,5 +108,5 @@ def test_a_spec_page_declares_its_keyed_tables(pushed: Path):
 
 def test_a_malformed_declaration_is_bad_input(repo: Path):
     set_rule(repo, "keyed-rows", files="docs/BENCHMARKS.md")
-    result = run_ledger(repo, "check", "--all")
+    result = cli(repo, "check", "--all")
     assert result.returncode == 2 and "rules.keyed-rows.files" in result.stderr

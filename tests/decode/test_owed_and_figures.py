@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from checks.check_helpers import add, commit, page, push, set_rule
-from conftest import run_ledger
+from conftest import cli
 
 HEADINGS = ["## Owed", "## 7. Owed", "## 7: Owed", "## 7 — Owed", "## 7 - Owed", "## 7) Owed", "### 7.2 Owed items"]
 
@@ -39,7 +39,7 @@ def test_lowering_is_accepted_and_raising_again_refused(pushed: Path):
     page(pushed, "o.md", "# Spec\n\n## 7 — Owed\n\n- one\n- two\n")
     commit(pushed, "two unowned")
     # The first config of the mark is pushed with --no-verify-free path: check --base shows the raise
-    result = run_ledger(pushed, "check", "--base", "origin/main")
+    result = cli(pushed, "check", "--base", "origin/main")
     assert result.returncode == 1 and "raised from 0 to 2" in result.stdout + result.stderr
     push(pushed, "--no-verify", "HEAD:main")
     page(pushed, "o.md", "# Spec\n\n## 7 — Owed\n\n- one\n- two, owner: alice\n")
@@ -60,7 +60,7 @@ def test_site_status_and_check_agree_on_an_owner_through_the_issue(pushed: Path)
     set_rule(pushed, "owed-high-water", high_water=1)
     commit(pushed, "owed item with an unowned issue")
     assert push(pushed, "--no-verify", "HEAD:main").returncode == 0
-    status = json.loads(run_ledger(pushed, "status", "--format", "json").stdout)
+    status = json.loads(cli(pushed, "status", "--format", "json").stdout)
     owed = next(s for s in status["sections"] if s["key"] == "owed")
     assert owed["rows"][0]["owner"] == "unowned"
     # the issue is corrected: given an owner by a record that supersedes it, repeating #44
@@ -69,10 +69,10 @@ def test_site_status_and_check_agree_on_an_owner_through_the_issue(pushed: Path)
     commit(pushed, "issue owned")
     ok = push(pushed)
     assert ok.returncode == 0, ok.stderr
-    status = json.loads(run_ledger(pushed, "status", "--format", "json").stdout)
+    status = json.loads(cli(pushed, "status", "--format", "json").stdout)
     owed = next(s for s in status["sections"] if s["key"] == "owed")
     assert owed["rows"][0]["owner"] == "threads-row"
-    assert run_ledger(pushed, "check", "--all").returncode == 0
+    assert cli(pushed, "check", "--all").returncode == 0
 
 
 FIGURES_REFUSED = [

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git, run_ledger
+from conftest import cli, git
 
 # The document's CPU A/B: threads, runs, min, median, max (seconds, one decode).
 THREADS = [
@@ -30,7 +30,7 @@ CONTRACT = {
 
 
 def add(repo: Path, kind: str, data, *args: str) -> list[str]:
-    result = run_ledger(repo, "add", kind, "-", *args, input=json.dumps(data))
+    result = cli(repo, "add", kind, "-", *args, input=json.dumps(data))
     assert result.returncode == 0, result.stderr
     return result.stdout.split()
 
@@ -75,14 +75,14 @@ def record_sweep(repo: Path, fixed: dict | None = None) -> Path:
 def test_a_plateau_row_with_more_parameters_never_names_itself(repo: Path):
     """The row of threads=16 (tile=64) is not distinguishable from threads=20, not from itself."""
     record_sweep(repo, {"tile": 64})
-    data = json.loads(run_ledger(repo, "status", "--format", "json").stdout)
+    data = json.loads(cli(repo, "status", "--format", "json").stdout)
     stopping = next(s for s in data["sections"] if s["key"] == "stopping_point")
     assert stopping["rows"][0]["parameters"] == "threads=16, tile=64"
     assert stopping["rows"][0]["reasons"] == ["not distinguishable from threads=20: see the threads sweep"]
 
 
 def test_status_shows_the_sweep_and_its_honest_stopping_point(swept: Path):
-    data = json.loads(run_ledger(swept, "status", "--format", "json").stdout)
+    data = json.loads(cli(swept, "status", "--format", "json").stdout)
     section = next(s for s in data["sections"] if s["key"] == "sweep:threads")
     rows = {r["value"]: r for r in section["rows"]}
     assert rows[1]["speedup"] == "1x (base)" and rows[1]["efficiency"] == "100% (base)"
@@ -101,7 +101,7 @@ def test_status_shows_the_sweep_and_its_honest_stopping_point(swept: Path):
     assert "FLOP utilisation" in titles and "GFLOP/s" in titles and "Rate" in titles
     assert stopping["rows"][0]["gflops"] == "30 GFLOP/s"  # 32.5 from a 21% spread: one figure
     assert any("20-core fp32 FMA (illustrative)" in n for n in stopping["notes"])
-    text = run_ledger(swept, "status").stdout
+    text = cli(swept, "status").stdout
     assert "Sweep over threads" in text and "not distinguishable" in text
     assert "samples/s" not in text and "MFU" not in text
 
@@ -116,7 +116,7 @@ def test_a_distinguishable_best_is_named_so(repo: Path):
             for t, lo, med, hi in THREADS[:4]
         ],
     )
-    data = json.loads(run_ledger(repo, "status", "--format", "json").stdout)
+    data = json.loads(cli(repo, "status", "--format", "json").stdout)
     stop = next(s for s in data["sections"] if s["key"] == "sweep:threads")["extra"]["stopping_point"]
     assert stop["distinguishable"] is True and stop["value"] == 8
     assert "distinguishable from its neighbours (threads=4)" in stop["text"]
@@ -161,7 +161,7 @@ def test_site_shows_sweep_table_chart_memory_phases_and_findings(swept: Path):
     )
     git(swept, "add", "-A")
     git(swept, "commit", "-q", "-m", "memory and finding")
-    built = run_ledger(swept, "site", "build")
+    built = cli(swept, "site", "build")
     assert built.returncode == 0, built.stderr
     site = swept / "site"
     sweeps = (site / "sweeps" / "index.html").read_text()
@@ -177,17 +177,17 @@ def test_site_shows_sweep_table_chart_memory_phases_and_findings(swept: Path):
 
 
 def test_a_sampled_profile_still_needs_its_series_fields(repo: Path):
-    result = run_ledger(repo, "add", "memory-profile", "-", input=json.dumps({"phases": []}))
+    result = cli(repo, "add", "memory-profile", "-", input=json.dumps({"phases": []}))
     assert result.returncode == 2
     assert "transcribed: true" in result.stderr
 
 
 def test_a_confirmed_finding_needs_a_repair_or_owed_item(repo: Path):
     body = {"finding": "F1", "review": "r", "claim": "c", "verified_how": "read it", "verdict": "confirmed"}
-    result = run_ledger(repo, "add", "finding", "-", input=json.dumps(body))
+    result = cli(repo, "add", "finding", "-", input=json.dumps(body))
     assert result.returncode == 2 and "repair or what is owed" in result.stderr
     (fid,) = add(repo, "finding", {**body, "owed": "per-site test", "issue": 1044})
-    shown = run_ledger(repo, "list", "--kind", "finding").stdout
+    shown = cli(repo, "list", "--kind", "finding").stdout
     assert "F1 (r)" in shown
 
 
@@ -197,16 +197,16 @@ def test_an_exit_code_only_gate_passes(repo: Path):
         "gate",
         {"command": "scripts/agent-preflight.sh", "exit_code": 0, "exit_code_only": True, "outcome": "pass"},
     )
-    refused = run_ledger(repo, "add", "gate", "-", input=json.dumps({"command": "x", "outcome": "pass"}))
+    refused = cli(repo, "add", "gate", "-", input=json.dumps({"command": "x", "outcome": "pass"}))
     assert refused.returncode == 2 and "exit_code_only" in refused.stderr
 
 
 def test_inference_measurements_carry_no_samples_per_second(repo: Path):
     (mid,) = add(repo, "measurement", {"metric": "decode_wall", "median": 2681.0, "throughput": 9.3})
-    shown = json.loads(run_ledger(repo, "show", mid, "--format", "json").stdout)
+    shown = json.loads(cli(repo, "show", mid, "--format", "json").stdout)
     record = shown.get("record", shown)
     assert record.get("throughput_unit") is None
-    assert "samples/s" not in run_ledger(repo, "show", mid).stdout
+    assert "samples/s" not in cli(repo, "show", mid).stdout
 
 
 def test_hostile_sweep_values_render_escaped_and_bad_profiles_are_refused(repo: Path):
@@ -227,11 +227,11 @@ def test_hostile_sweep_values_render_escaped_and_bad_profiles_are_refused(repo: 
     )
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "hostile")
-    built = run_ledger(repo, "site", "build")
+    built = cli(repo, "site", "build")
     assert built.returncode == 0, built.stderr
     sweeps = (repo / "site" / "sweeps" / "index.html").read_text()
     assert "<script>x</script>" not in sweeps and "&lt;script&gt;" in sweeps
-    twice = run_ledger(
+    twice = cli(
         repo,
         "add",
         "contract",
@@ -240,8 +240,8 @@ def test_hostile_sweep_values_render_escaped_and_bad_profiles_are_refused(repo: 
     )
     assert twice.returncode == 2 and "names a parameter twice" in twice.stderr
     series = {"transcribed": True, "series": "a.jsonl.gz", "attachments": {"a.jsonl.gz": "0" * 64}}
-    refused = run_ledger(repo, "add", "memory-profile", "-", input=json.dumps(series))
+    refused = cli(repo, "add", "memory-profile", "-", input=json.dumps(series))
     assert refused.returncode == 2 and "a transcribed profile has no series" in refused.stderr
     untimed = {"interval_s": 1, "duration_s": 2, "samples": 2, "phases": [{"name": "load"}]}
-    refused = run_ledger(repo, "add", "memory-profile", "-", input=json.dumps(untimed))
+    refused = cli(repo, "add", "memory-profile", "-", input=json.dumps(untimed))
     assert refused.returncode == 2 and "have no start_s/end_s" in refused.stderr

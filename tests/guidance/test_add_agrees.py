@@ -8,7 +8,7 @@ import hashlib
 import json
 
 from checks.check_helpers import names_rule, raw_record
-from conftest import run_ledger
+from conftest import cli
 
 WANDB = "WANDB_API_KEY=" + "0123456789abcdef" * 2 + "01234567"
 SANDWICH = {
@@ -89,9 +89,9 @@ def test_every_record_check_refuses_is_refused_by_add_with_the_same_rule(campaig
 def test_adding_the_same_contract_file_twice_fails_the_second_time_with_a_contract_fix(campaign, tmp_path) -> None:
     spec = tmp_path / "contract.yaml"
     spec.write_text("name: ltx2-fp32master\nmodel: LTX-2\nparam_precision: fp32\n")
-    first = run_ledger(campaign.ledger, "add", "contract", str(spec))
+    first = cli(campaign.ledger, "add", "contract", str(spec))
     assert first.returncode == 0, first.stderr
-    second = run_ledger(campaign.ledger, "add", "contract", str(spec))
+    second = cli(campaign.ledger, "add", "contract", str(spec))
     assert second.returncode == 2
     assert f"{spec}:line 1, field name: unique-key: contract name" in second.stderr, second.stderr
     assert "contract" in second.stderr.split("(", 1)[1] and "renumber" not in second.stderr.lower()
@@ -100,7 +100,7 @@ def test_adding_the_same_contract_file_twice_fails_the_second_time_with_a_contra
     code, violations = campaign.check()
     assert code == 0, violations
     # A correction that supersedes it may repeat the name (issue 17's keyed corrections).
-    old = json.loads(run_ledger(campaign.ledger, "list", "--kind", "contract", "--format", "json").stdout)[0]["id"]
+    old = json.loads(cli(campaign.ledger, "list", "--kind", "contract", "--format", "json").stdout)[0]["id"]
     fixed = campaign.add("contract", {"name": "ltx2-fp32master", "model": "LTX-2", "supersedes": [old]}, ok=False)
     assert fixed.returncode == 0, fixed.stderr
 

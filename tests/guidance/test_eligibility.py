@@ -3,7 +3,7 @@ a class of allocation pending until a record on that class exists (15.3)."""
 
 from __future__ import annotations
 
-from conftest import run_ledger
+from conftest import cli
 from guidance.edit_config import rules
 
 
@@ -54,7 +54,7 @@ def test_a_row_is_ineligible_by_the_reading_that_made_it_so_and_thresholds_are_c
         "baseline-eligibility"
     ]
     # The record's own page says what the stopping point says, not the recorded "healthy".
-    built = run_ledger(campaign.ledger, "site", "build")
+    built = cli(campaign.ledger, "site", "build")
     assert built.returncode == 0, built.stderr
     page = next((campaign.ledger / "site").rglob(f"{mid}.html")).read_text(encoding="utf-8")
     assert "baseline-ineligible: degraded allocation" in page and "SM clock 1890 MHz" in page

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_ledger
+from conftest import cli
 from guidance.edit_config import rules
 
 FAMILY = "max-autotune, attention compile flag"
@@ -84,7 +84,7 @@ def test_a_push_of_a_repeat_warns_in_range_mode_through_the_decision_index(campa
         },
     )
     campaign.commit("repeat")
-    result = run_ledger(campaign.ledger, "check", "--base", "HEAD~1", "--format", "json")
+    result = cli(campaign.ledger, "check", "--base", "HEAD~1", "--format", "json")
     assert result.returncode == 0, result.stdout
     rules = [v["rule"] for v in json.loads(result.stdout)["violations"]]
     assert rules.count("rejected-family") == 1

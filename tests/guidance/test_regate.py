@@ -3,7 +3,7 @@ re-gate until a newer measurement or a neutral re-gate sandwich covers it (issue
 
 from __future__ import annotations
 
-from conftest import run_ledger
+from conftest import cli
 
 SANDWICH = {"a_value": 1.0, "b_value": 1.0, "midpoint": 1.0, "drift_percent": 0.0, "floor_percent": 0.5}
 
@@ -60,7 +60,7 @@ def test_regate_owed_appears_with_a_recipe_change_and_a_neutral_regate_carries_t
     assert any(o["item"].startswith("re-gate owed: 4x H200") for o in status["owed"]["rows"])
     [warning] = owed_warnings(campaign)
     assert warning["severity"] == "warning" and "4x H200" in warning["message"] and head[:9] in warning["message"]
-    text = run_ledger(campaign.ledger, "status")
+    text = cli(campaign.ledger, "status")
     assert "RE-GATE OWED" in text.stdout
 
     # A re-gate that came out slower carries nothing: still owed, and it says why.

@@ -6,7 +6,7 @@ import json
 import statistics
 from pathlib import Path
 
-from conftest import run_ledger
+from conftest import cli
 
 SHA = "20c36acef0e60a0e9c3f3f06541a52f1114dd000"
 TRUE_WALL = [0.7078 + 0.0001 * (i % 5) for i in range(20)]
@@ -61,7 +61,7 @@ def records_of(repo: Path, kind: str) -> list[dict]:
 def test_log_with_noise_becomes_one_measurement_stamped_by_bf16_source(repo: Path) -> None:
     log = repo / "run.log"
     log.write_text(bf16_log())
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log), "--format", "json")
+    result = cli(repo, "add", "measurement", "--from-log", str(log), "--format", "json")
     assert result.returncode == 0, result.stderr
     [rec] = records_of(repo, "measurement")
     assert rec["samples"] == TRUE_WALL
@@ -83,7 +83,7 @@ def test_generic_ledger_lines_among_noise(repo: Path) -> None:
         "some noise LEDGER without json\n"
         'rank1| LEDGER {"metric": "tokens_per_s", "unit": "tok/s", "lower_is_better": false, "median": 812.5}\n'
     )
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 0, result.stderr
     recs = sorted(records_of(repo, "measurement"), key=lambda r: r["metric"])
     assert [r["metric"] for r in recs] == ["decode_time", "tokens_per_s"]
@@ -93,7 +93,7 @@ def test_generic_ledger_lines_among_noise(repo: Path) -> None:
 def test_truncated_log_exits_2_and_writes_nothing(repo: Path) -> None:
     log = repo / "run.log"
     log.write_text(bf16_log(result=False, noise=False))
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 2
     assert "no BF16_RESULT" in result.stderr and "run.log:line" in result.stderr
     assert records_of(repo, "measurement") == []
@@ -104,7 +104,7 @@ def test_log_cut_inside_a_json_line_exits_2(repo: Path) -> None:
     cut = text[: text.index("BF16_RESULT") + 40]
     log = repo / "run.log"
     log.write_text(cut)
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 2
     assert "truncated JSON" in result.stderr
     assert f"line {cut.count(chr(10)) + 1}" in result.stderr
@@ -113,7 +113,7 @@ def test_log_cut_inside_a_json_line_exits_2(repo: Path) -> None:
 def test_step_count_contradicting_warmup_plus_measured_exits_2(repo: Path) -> None:
     log = repo / "run.log"
     log.write_text(bf16_log(steps=29, warmup=10))
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 2
     assert "29 BF16_STEP lines but warmup 10 + measured 20 = 30" in result.stderr
     assert records_of(repo, "measurement") == []
@@ -122,7 +122,7 @@ def test_step_count_contradicting_warmup_plus_measured_exits_2(repo: Path) -> No
 def test_result_median_contradicting_its_steps_exits_2(repo: Path) -> None:
     log = repo / "run.log"
     log.write_text(bf16_log(median=0.6))
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 2
     assert "true_wall_median_step_sec = 0.6 but the median of the 20 measured steps is" in result.stderr
     assert records_of(repo, "measurement") == []
@@ -133,7 +133,7 @@ def test_missing_step_is_named(repo: Path) -> None:
     text = [line for line in text if '"step": 17,' not in line]
     log = repo / "run.log"
     log.write_text("\n".join(text) + "\n")
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 2
     assert "[17] missing" in result.stderr
 
@@ -141,7 +141,7 @@ def test_missing_step_is_named(repo: Path) -> None:
 def test_warmup_inferred_from_timing_when_not_printed(repo: Path) -> None:
     log = repo / "run.log"
     log.write_text(bf16_log(warmup=None))
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 0, result.stderr
     [rec] = records_of(repo, "measurement")
     assert rec["warmup_steps"] == 10
@@ -150,7 +150,7 @@ def test_warmup_inferred_from_timing_when_not_printed(repo: Path) -> None:
 def test_log_without_structured_lines_exits_2(repo: Path) -> None:
     log = repo / "run.log"
     log.write_text("just noise\nand more noise\n")
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 2
     assert "no `LEDGER {json}` line and no BF16_RESULT line" in result.stderr
 
@@ -158,7 +158,7 @@ def test_log_without_structured_lines_exits_2(repo: Path) -> None:
 def test_bad_field_in_ledger_line_names_the_line(repo: Path) -> None:
     log = repo / "run.log"
     log.write_text('noise\nLEDGER {"metric": "x", "samples": [1.0], "colour": "red"}\n')
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 2
     assert "line 2, field colour" in result.stderr
 
@@ -166,7 +166,7 @@ def test_bad_field_in_ledger_line_names_the_line(repo: Path) -> None:
 def test_from_log_only_for_measurements(repo: Path) -> None:
     log = repo / "run.log"
     log.write_text(bf16_log())
-    result = run_ledger(repo, "add", "note", "--from-log", str(log))
+    result = cli(repo, "add", "note", "--from-log", str(log))
     assert result.returncode == 2
     assert "--from-log reads measurements" in result.stderr
     assert records_of(repo, "note") == []

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_ledger
+from conftest import cli
 
 BENCH = """\
 import json, os, sys
@@ -34,7 +34,7 @@ def bench(repo: Path) -> str:
 
 
 def test_sandwich_of_two_real_commands(repo: Path, bench: str) -> None:
-    result = run_ledger(
+    result = cli(
         repo,
         "sandwich",
         "--a",
@@ -67,7 +67,7 @@ def test_sandwich_of_two_real_commands(repo: Path, bench: str) -> None:
 
 def test_neutral_text_output_and_wall_time_commands(repo: Path) -> None:
     cmd = f"{sys.executable} -c pass"
-    result = run_ledger(repo, "sandwich", "--a", cmd, "--candidate", cmd, "--rounds", "2", "--floor", "1000")
+    result = cli(repo, "sandwich", "--a", cmd, "--candidate", cmd, "--rounds", "2", "--floor", "1000")
     assert result.returncode == 0, result.stderr
     assert "verdict: neutral" in result.stdout
     [sandwich] = records(repo, "sandwich")
@@ -76,7 +76,7 @@ def test_neutral_text_output_and_wall_time_commands(repo: Path) -> None:
 
 
 def test_arms_reporting_different_allocations_are_refused(repo: Path, bench: str) -> None:
-    result = run_ledger(
+    result = cli(
         repo,
         "sandwich",
         "--a",
@@ -90,7 +90,7 @@ def test_arms_reporting_different_allocations_are_refused(repo: Path, bench: str
 
 
 def test_a_failing_arm_writes_nothing(repo: Path, bench: str) -> None:
-    result = run_ledger(repo, "sandwich", "--a", bench, "--candidate", f"{sys.executable} -c 'raise SystemExit(3)'")
+    result = cli(repo, "sandwich", "--a", bench, "--candidate", f"{sys.executable} -c 'raise SystemExit(3)'")
     assert result.returncode == 2
     assert "arm candidate, round 1" in result.stderr and "exited 3" in result.stderr
     assert records(repo, "measurement") == []
@@ -99,16 +99,16 @@ def test_a_failing_arm_writes_nothing(repo: Path, bench: str) -> None:
 def test_records_from_different_allocations_are_refused(repo: Path) -> None:
     ids = []
     for alloc, median in (("1627918", 0.70), ("1627918", 0.69), ("1629519", 0.70)):
-        r = run_ledger(repo, "add", "measurement", "--allocation", alloc, input=json.dumps({"samples": [median]}))
+        r = cli(repo, "add", "measurement", "--allocation", alloc, input=json.dumps({"samples": [median]}))
         assert r.returncode == 0, r.stderr
         ids.append(r.stdout.strip())
-    result = run_ledger(repo, "sandwich", "--records", *ids)
+    result = cli(repo, "sandwich", "--records", *ids)
     assert result.returncode == 2
     assert "cross-allocation" in result.stderr
     assert records(repo, "sandwich") == []
-    again = run_ledger(repo, "add", "measurement", "--allocation", "1627918", input=json.dumps({"samples": [0.70]}))
+    again = cli(repo, "add", "measurement", "--allocation", "1627918", input=json.dumps({"samples": [0.70]}))
     assert again.returncode == 0, again.stderr
-    ok = run_ledger(repo, "sandwich", "--records", ids[0], ids[1], again.stdout.strip(), "--format", "json")
+    ok = cli(repo, "sandwich", "--records", ids[0], ids[1], again.stdout.strip(), "--format", "json")
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["verdict"] == "faster"
     [sandwich] = records(repo, "sandwich")

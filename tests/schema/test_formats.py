@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from checks.check_helpers import set_rule
-from conftest import git, run_ledger
+from conftest import cli, git
 
 from ledger.schema.envelope import FORMAT_VERSION
 from ledger.schema.migrate import MIGRATIONS
@@ -42,9 +42,9 @@ def test_a_record_of_each_format_is_read_today(repo: Path, fixture: Path) -> Non
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", f"a record of format {data['format_version']}")
 
-    checked = run_ledger(repo, "check", "--all")
+    checked = cli(repo, "check", "--all")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    shown = run_ledger(repo, "show", data["id"], "--format", "json")
+    shown = cli(repo, "show", data["id"], "--format", "json")
     assert shown.returncode == 0, shown.stderr
     today = json.loads(shown.stdout)
     assert today["format_version"] == FORMAT_VERSION

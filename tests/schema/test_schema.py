@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import run_ledger
+from conftest import cli
 
 from ledger.schema import KINDS, Measurement, migrate
 from ledger.schema.kinds import FlopAudit, Gate, Mutation, summarize
@@ -16,12 +16,12 @@ from ledger.store import Ledger
 
 def test_schema_export_writes_one_schema_per_kind_that_accepts_real_records(repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "schemas"
-    result = run_ledger(repo, "schema", "export", str(out))
+    result = cli(repo, "schema", "export", str(out))
     assert result.returncode == 0
     files = sorted(p.name for p in out.iterdir())
     assert files == sorted(f"{k}.schema.json" for k in KINDS)
-    rid = run_ledger(repo, "add", "measurement", "-", input="samples: [1.0, 2.0, 4.0]").stdout.strip()
-    record = json.loads(run_ledger(repo, "show", rid, "--format", "json").stdout)
+    rid = cli(repo, "add", "measurement", "-", input="samples: [1.0, 2.0, 4.0]").stdout.strip()
+    record = json.loads(cli(repo, "show", rid, "--format", "json").stdout)
     jsonschema.validate(record, json.loads((out / "measurement.schema.json").read_text()))
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**record, "outcome": "great"}, json.loads((out / "measurement.schema.json").read_text()))
@@ -74,7 +74,7 @@ def test_honest_gates_mutations_and_audits() -> None:
 
 
 def test_format_version_newer_than_ledger_is_refused_and_older_is_migrated(repo: Path, monkeypatch) -> None:
-    rid = run_ledger(repo, "add", "note", "-", input="body: x").stdout.strip()
+    rid = cli(repo, "add", "note", "-", input="body: x").stdout.strip()
     book = Ledger.open(repo)
     data = book.read_raw(book.find(rid))
     with pytest.raises(migrate.FormatError, match="upgrade ledger"):

@@ -8,14 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_ledger
+from conftest import cli
 
 A_SAMPLES = [0.7079, 0.7081, 0.7075, 0.7090, 0.7078, 0.7082, 0.7080, 0.7077]
 B_SAMPLES = [0.7001, 0.6999, 0.7004, 0.7010, 0.6998, 0.7002, 0.7000, 0.7003]
 
 
 def add(repo: Path, kind: str, text: str, *extra: str) -> str:
-    result = run_ledger(repo, "add", kind, "-", *extra, input=text)
+    result = cli(repo, "add", kind, "-", *extra, input=text)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 
@@ -75,37 +75,37 @@ def test_the_same_figures_in_show_list_status_compare_and_site(repo: Path, campa
     assert bare_text == "7.2590400 s"  # as recorded: the trailing zeros survive JSON
 
     # show: the result line leads; JSON keeps the record as stored, with its decimals beside it.
-    shown = run_ledger(repo, "show", campaign["a"]).stdout
+    shown = cli(repo, "show", campaign["a"]).stdout
     assert shown.splitlines()[1].startswith(f"{a_text} median step time, IQR ")
     assert all(len(n.replace(".", "").lstrip("0")) <= 10 for n in numbers(shown)), shown  # no float noise
-    bare_shown = run_ledger(repo, "show", campaign["bare"])
+    bare_shown = cli(repo, "show", campaign["bare"])
     assert bare_text in bare_shown.stdout and "48.4 GiB (52,022,503,936 bytes)" in bare_shown.stdout
-    raw = json.loads(run_ledger(repo, "show", campaign["bare"], "--format", "json").stdout)
+    raw = json.loads(cli(repo, "show", campaign["bare"], "--format", "json").stdout)
     assert raw["median"] == 7.25904 and raw["extra"]["decimals"] == {"median": 7}
 
     # list: the value column, text and JSON alike.
-    listed = run_ledger(repo, "list", "--kind", "measurement", env={"COLUMNS": "120"}).stdout
+    listed = cli(repo, "list", "--kind", "measurement", env={"COLUMNS": "120"}).stdout
     assert a_text in listed and bare_text in listed
-    rows = {r["id"]: r for r in json.loads(run_ledger(repo, "list", "--format", "json").stdout)}
+    rows = {r["id"]: r for r in json.loads(cli(repo, "list", "--format", "json").stdout)}
     assert rows[campaign["a"]]["value"] == a_text and rows[campaign["bare"]]["value"] == bare_text
 
     # status: the stopping point's row, text and JSON alike.
-    status = json.loads(run_ledger(repo, "status", "--format", "json").stdout)
+    status = json.loads(cli(repo, "status", "--format", "json").stdout)
     (row,) = status["sections"][0]["rows"]
     assert row["median"] == quote_of(book.get(row["measurement"]), row["median_value"], "s", field="median")
-    assert row["median"] in run_ledger(repo, "status").stdout
+    assert row["median"] in cli(repo, "status").stdout
 
     # compare: the medians as above; the difference rounded at its uncertainty, the same string in text and JSON.
-    out = json.loads(run_ledger(repo, "compare", campaign["a"], campaign["b"], "--format", "json").stdout)
+    out = json.loads(cli(repo, "compare", campaign["a"], campaign["b"], "--format", "json").stdout)
     assert f"{out['a']['median_text']} s" == a_text
-    text = run_ledger(repo, "compare", campaign["a"], campaign["b"]).stdout
+    text = cli(repo, "compare", campaign["a"], campaign["b"]).stdout
     for key in ("difference_text", "percent_text"):
         assert out[key] in text, (key, out[key], text)
     # -1.10%: its uncertainty (0.02 points) puts the last digit in the hundredths.
     assert out["percent_text"] == "-1.10%" and out["difference_text"].startswith("-0.0078")
 
     # The site: the home page's stopping point and each record's page.
-    built = run_ledger(repo, "site", "build", "--strict")
+    built = cli(repo, "site", "build", "--strict")
     assert built.returncode == 0, built.stdout + built.stderr
     docs = repo / ".ledger-build" / "docs"
     assert f'<span class="ledger-fig">{row["median"]}</span>' in (docs / "index.md").read_text().replace("\\.", ".")
@@ -136,7 +136,7 @@ def test_the_ends_of_a_range_read_the_same_in_show_and_on_the_record_page(repo: 
     """min 0.7079 and max 0.7121 beside a 0.71 median: to the median's two digits both ends
     would read 0.71; as observations they are quoted at the range's width, everywhere."""
     rid = add(repo, "measurement", '{"min": 0.7079, "median": 0.71, "max": 0.7121, "unit": "s"}')
-    text = run_ledger(repo, "show", rid).stdout
+    text = cli(repo, "show", rid).stdout
     assert "0.708" in text and "0.712" in text, text
     # cited by a decision, the measurement has a page of its own
     add(
@@ -144,7 +144,7 @@ def test_the_ends_of_a_range_read_the_same_in_show_and_on_the_record_page(repo: 
         "decision",
         json.dumps({"family": "ranges", "verdict": "accepted", "evidence": [rid], "title": "cites it"}),
     )
-    built = run_ledger(repo, "site", "build")
+    built = cli(repo, "site", "build")
     assert built.returncode == 0, built.stderr
     page = next((repo / "site").rglob(f"{rid}.html")).read_text(encoding="utf-8")
     assert "0.708" in page and "0.712" in page

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_ledger
+from conftest import cli
 
 
 def add(repo: Path, kind: str, body: dict) -> str:
-    result = run_ledger(repo, "add", kind, "-", input=json.dumps(body))
+    result = cli(repo, "add", kind, "-", input=json.dumps(body))
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 
@@ -53,7 +53,7 @@ def campaign(repo: Path) -> dict[str, str]:
 
 def test_status_follows_the_measured_contract_not_the_newest_record(repo: Path) -> None:
     ids = campaign(repo)
-    result = run_ledger(repo, "status", "--format", "json")
+    result = cli(repo, "status", "--format", "json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["contract"]["name"] == "campaign-a"
@@ -71,30 +71,30 @@ def test_status_follows_the_measured_contract_not_the_newest_record(repo: Path) 
 
 def test_status_contract_option_and_ledger_yaml(repo: Path) -> None:
     campaign(repo)
-    other = json.loads(run_ledger(repo, "status", "--contract", "unrelated-kernel", "--format", "json").stdout)
+    other = json.loads(cli(repo, "status", "--contract", "unrelated-kernel", "--format", "json").stdout)
     assert other["contract"]["name"] == "unrelated-kernel" and other["sections"][0]["rows"] == []
-    text = run_ledger(repo, "status", "--contract", "unrelated-kernel").stdout
+    text = cli(repo, "status", "--contract", "unrelated-kernel").stdout
     assert "No measurement under this contract yet." in text
     config = repo / "ledger.yaml"
     config.write_text(config.read_text().replace("contract:\n", "contract: unrelated-kernel\n"))
-    named = json.loads(run_ledger(repo, "status", "--format", "json").stdout)
+    named = json.loads(cli(repo, "status", "--format", "json").stdout)
     assert named["contract"]["name"] == "unrelated-kernel" and "ledger.yaml" in named["contract_rule"]
 
 
 def test_status_refuses_an_unknown_contract_naming_the_known_ones(repo: Path) -> None:
     campaign(repo)
-    result = run_ledger(repo, "status", "--contract", "no-such-thing")
+    result = cli(repo, "status", "--contract", "no-such-thing")
     assert result.returncode == 2
     assert "no-such-thing" in result.stderr and "campaign-a" in result.stderr and "--contract" in result.stderr
     config = repo / "ledger.yaml"
     config.write_text(config.read_text().replace("contract:\n", "contract: typo-contract\n"))
-    result = run_ledger(repo, "status")
+    result = cli(repo, "status")
     assert result.returncode == 2 and "ledger.yaml" in result.stderr and "typo-contract" in result.stderr
 
 
 def test_status_fits_80_columns_with_unique_id_prefixes(repo: Path) -> None:
     ids = campaign(repo)
-    result = run_ledger(repo, "status", env={"COLUMNS": "80"})
+    result = cli(repo, "status", env={"COLUMNS": "80"})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert max(len(line.rstrip()) for line in lines) <= 80, result.stdout
@@ -104,11 +104,11 @@ def test_status_fits_80_columns_with_unique_id_prefixes(repo: Path) -> None:
         word for line in lines if "fused optimizer" in line for word in line.split() if ids["d1"].startswith(word)
     )
     assert 8 <= len(prefix) < len(ids["d1"])
-    shown = json.loads(run_ledger(repo, "show", prefix, "--format", "json").stdout)
+    shown = json.loads(cli(repo, "show", prefix, "--format", "json").stdout)
     assert shown["id"] == ids["d1"]
 
 
 def test_status_of_an_empty_ledger(repo: Path) -> None:
-    result = run_ledger(repo, "status")
+    result = cli(repo, "status")
     assert result.returncode == 0, result.stderr
     assert "No contract record yet" in result.stdout and "No decision recorded yet." in result.stdout

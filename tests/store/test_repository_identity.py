@@ -6,15 +6,15 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import git, run_ledger
+from conftest import cli, git
 
 from ledger.store.stamps import redact_url, repository_identity
 
 
 def _source_repo(where: Path) -> str:
-    result = run_ledger(where, "add", "note", "-", input="body: identity")
+    result = cli(where, "add", "note", "-", input="body: identity")
     assert result.returncode == 0, result.stderr
-    shown = run_ledger(where, "show", result.stdout.strip(), "--format", "json")
+    shown = cli(where, "show", result.stdout.strip(), "--format", "json")
     return json.loads(shown.stdout)["source"]["repo"]
 
 
@@ -57,11 +57,11 @@ def test_check_counts_records_that_carry_a_local_path(repo: Path) -> None:
             "source": {"repo": "/home/alice/campaign", "sha": git(repo, "rev-parse", "HEAD").stdout.strip()},
         }
     )
-    added = run_ledger(repo, "add", "note", "-", input=body)
+    added = cli(repo, "add", "note", "-", input=body)
     assert added.returncode == 0, added.stderr
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a record with local paths")
-    result = run_ledger(repo, "check", "--all", "--format", "json")
+    result = cli(repo, "check", "--all", "--format", "json")
     assert result.returncode == 0, result.stdout  # a warning: the ledger can see how many it has
     found = [v for v in json.loads(result.stdout)["violations"] if v["rule"] == "local-path"]
     assert {v["field"] for v in found} == {"source.repo", "body"}

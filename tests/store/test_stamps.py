@@ -6,15 +6,15 @@ import hashlib
 import json
 from pathlib import Path
 
-from conftest import git, run_ledger
+from conftest import cli, git
 
 from ledger.store.stamps import detect_allocation, redact_url
 
 
 def added(repo: Path, *args: str, env: dict[str, str] | None = None, body: str = "body: x") -> dict:
-    result = run_ledger(repo, "add", "note", "-", *args, input=body, env=env)
+    result = cli(repo, "add", "note", "-", *args, input=body, env=env)
     assert result.returncode == 0, result.stderr
-    return json.loads(run_ledger(repo, "show", result.stdout.strip(), "--format", "json").stdout)
+    return json.loads(cli(repo, "show", result.stdout.strip(), "--format", "json").stdout)
 
 
 def test_dirty_source_is_flagged_with_the_hash_of_its_diff(repo: Path) -> None:
@@ -53,7 +53,7 @@ def test_a_git_dir_inherited_from_a_hook_does_not_redirect_the_stamp(repo: Path,
 def test_historical_abbreviated_sha_is_accepted_and_marked(repo: Path) -> None:
     rec = added(repo, "--source-sha", "20C36ACEF")
     assert rec["source"] == {"sha": "20c36acef", "abbreviated": True, "dirty": False}
-    bad = run_ledger(repo, "add", "note", "-", "--source-sha", "xyz", input="body: x")
+    bad = cli(repo, "add", "note", "-", "--source-sha", "xyz", input="body: x")
     assert bad.returncode == 2
 
 
