@@ -153,31 +153,36 @@ def bad_figures(repo):
     page(repo, "f.md", "At 20 workers the decode is 9.14x faster, 21-23% spread.\n")
 
 
+def arms(repo, cid: str) -> list[str]:
+    """Control A, candidate and control B whose medians are the sandwich's figures (1.0, 0.9,
+    1.0): derived-figures refuses a sandwich whose values its arms do not record."""
+    return [measurement(repo, contract=cid, samples=[v, v + 0.01, v - 0.01]) for v in (1.0, 0.9, 1.0)]
+
+
 def good_sandwich(repo):
     cid = contract(repo)
-    arms = [measurement(repo, contract=cid) for _ in range(3)]
-    sandwich(repo, *arms, cid)
+    sandwich(repo, *arms(repo, cid), cid)
 
 
 def bad_sandwich(repo):
     cid = contract(repo, "c-bad")
-    a = measurement(repo, contract=cid)
+    a = measurement(repo, contract=cid, samples=[1.0, 1.01, 0.99])
     c = add(repo, "measurement", {"samples": [0.9], "contract": cid}, "--allocation", "another-job")
-    b = measurement(repo, contract=cid)
+    b = measurement(repo, contract=cid, samples=[1.0, 1.01, 0.99])
     sandwich(repo, a, c, b, cid, refused="sandwich-arms")
 
 
 def bad_verdict(repo):
     cid = contract(repo, "c-bad")
-    arms = [measurement(repo, contract=cid) for _ in range(3)]
+    a, c, b = arms(repo, cid)
     refused_then_by_hand(
         repo,
         "sandwich",
         {
             "contract": cid,
-            "control_a": arms[0],
-            "candidate": arms[1],
-            "control_b": arms[2],
+            "control_a": a,
+            "candidate": c,
+            "control_b": b,
             "a_value": 1.0,
             "candidate_value": 0.9,
             "b_value": 1.0,
