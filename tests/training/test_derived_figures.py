@@ -202,3 +202,41 @@ def test_sandwich_records_takes_the_candidates_commit_and_the_arms_dates(repo: P
     assert data["regate"] is True and data["family"] == "re-gate" and data["tags"] == ["regate"]
     assert data["links"]["tracker_runs"] == ["iopu4dwm"]
     assert data["allocation"]["id"] == "1627918"
+
+
+def test_drift_against_a_has_a_field_checked_against_the_arms(repo: Path) -> None:
+    """The equal-batch gate states 0.198028% control drift: |A - B| / A, not / midpoint (0.197830%).
+    `drift_vs_a_percent` holds it beside `drift_percent`; a figure the arms contradict is refused."""
+    from ledger.analysis.figures import sandwich_figures
+    from ledger.schema.kinds import Sandwich
+
+    a, c, b = 0.7426303995, 0.7078659144, 0.7441010120
+    ids = [added(repo, "measurement", arm(v)) for v in (a, c, b)]
+    mid = (a + b) / 2
+    body = {
+        **sandwich(ids),
+        "a_value": a,
+        "candidate_value": c,
+        "b_value": b,
+        "midpoint": 0.7433657057,
+        "delta": c - mid,
+        "delta_percent": 100 * (c - mid) / mid,
+        "drift_percent": 0.197830,
+        "drift_vs_a_percent": 0.198028,
+        "verdict": "faster",
+    }
+    assert add(repo, "sandwich", body).returncode == 0
+    refused = add(repo, "sandwich", {**body, "drift_vs_a_percent": 0.197830})
+    assert refused.returncode == 2 and "field drift_vs_a_percent" in refused.stderr and "|A - B| / A" in refused.stderr
+    record = Sandwich.model_validate(
+        {
+            **body,
+            "id": "01K00000000000000000000000",
+            "created_at": "2026-07-21T00:00:00Z",
+            "tool": {"version": "0"},
+            "sha256": "0" * 64,
+        }
+    )
+    assert sandwich_figures(record)["drift_vs_a_percent"] == "0.198028%"
+    derived = record.model_copy(update={"drift_vs_a_percent": None})
+    assert sandwich_figures(derived)["drift_vs_a_percent"] == "0.20%"

@@ -79,6 +79,10 @@ def drift_percent(a: float, b: float) -> float:
     return 100.0 * abs(a - b) / ((a + b) / 2)
 
 
+def drift_vs_a_percent(a: float, b: float) -> float:
+    return 100.0 * abs(a - b) / a
+
+
 def sandwich_problems(s) -> list[tuple[str, str]]:
     """(field, message) for each figure of sandwich record `s` that its own arms' values
     (a_value, candidate_value, b_value) contradict: midpoint, delta, delta_percent, drift_percent."""
@@ -91,6 +95,8 @@ def sandwich_problems(s) -> list[tuple[str, str]]:
         ("delta_percent", s.delta_percent, delta_percent, (a, c, b), "100 x (candidate - midpoint) / midpoint"),
         ("drift_percent", s.drift_percent, drift_percent, (a, b), "100 x |A - B| / midpoint"),
     ]
+    if getattr(s, "drift_vs_a_percent", None) is not None and a:
+        checks.append(("drift_vs_a_percent", s.drift_vs_a_percent, drift_vs_a_percent, (a, b), "100 x |A - B| / A"))
     out = []
     for name, stated, f, inputs, how in checks:
         found = disagreement(stated, f, inputs)

@@ -333,6 +333,18 @@ def _typed(value: float) -> bool:
     return "e" not in shortest and len(shortest.lstrip("-").replace(".", "").lstrip("0")) <= TYPED_DIGITS
 
 
+def drift_against_a(s) -> str:
+    """The control drift against arm A, |A - B| / A, as some campaigns state it beside the
+    drift against the midpoint: the recorded `drift_vs_a_percent` as recorded, else derived
+    from the arms (a rough figure, two significant figures)."""
+    stated = getattr(s, "drift_vs_a_percent", None)
+    if stated is not None:
+        return _join(as_recorded(float(stated)), "%")
+    if not s.a_value:
+        return "–"
+    return quote_rough(100.0 * abs(s.a_value - s.b_value) / s.a_value, "%")
+
+
 def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
     """A sandwich's figures as every surface prints them, so a reader recomputes the shown
     delta from the shown arms.
@@ -352,7 +364,11 @@ def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
         rid: uncertainty_of(rid) if uncertainty_of and rid else None for rid in (s.control_a, s.candidate, s.control_b)
     }
     spread = any(v for v in spreads.values())
-    rough = {"drift_percent": quote_rough(s.drift_percent, "%"), "floor_percent": quote_rough(s.floor_percent, "%")}
+    rough = {
+        "drift_percent": quote_rough(s.drift_percent, "%"),
+        "floor_percent": quote_rough(s.floor_percent, "%"),
+        "drift_vs_a_percent": drift_against_a(s),
+    }
     if not spread:
         # As recorded: the arms are all the evidence there is; derived figures at the place
         # the arms were written to (-1.083% from 0.707866 and 0.7002, never -1.0829733%).

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..schema.envelope import Allocation
 from ..schema.kinds import FlopAudit, Measurement
 from ..units import seconds_per
+from .figures import quote_of
 
 
 def throughput(global_batch: int, step_s: float) -> float:
@@ -128,4 +129,65 @@ def percentiles(measurement: Measurement, wanted: tuple[float, ...] = (50, 90, 9
         lo = int(pos)
         hi = min(lo + 1, len(xs) - 1)
         out[f"p{q:g}"] = xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+    return out
+
+
+def contract_audits(records) -> dict[str, FlopAudit]:
+    """Each contract's live FLOP audit (the newest by id that nothing supersedes), by contract id."""
+    records = list(records)
+    superseded = {s for r in records for s in r.supersedes}
+    out: dict[str, FlopAudit] = {}
+    for a in sorted((r for r in records if isinstance(r, FlopAudit)), key=lambda a: a.id):
+        if a.id not in superseded and a.contract:
+            out[a.contract] = a
+    return out
+
+
+def audit_of(measurement: Measurement, by_id, audits: dict[str, FlopAudit]) -> FlopAudit | None:
+    """The FLOP audit a measurement's MFU is derived from: the one it cites (`flop_audit`),
+    else its contract's (the stopping point, status, `show` and the record page agree)."""
+    own = by_id.get(measurement.flop_audit) if measurement.flop_audit else None
+    if isinstance(own, FlopAudit):
+        return own
+    return audits.get(measurement.contract or "")
+
+
+def mfu_under_peaks(measurement: Measurement, audit: FlopAudit | None) -> list[dict]:
+    """MFU under every peak the audit names, its `peak` first, as every surface quotes it:
+    [{"peak", "tflops_per_gpu", "value", "text"}] ("42.750592%" beside the house 43.623053%)."""
+    if audit is None:
+        return []
+    return [
+        {"peak": name, "tflops_per_gpu": tflops, "value": value, "text": quote_of(measurement, value, "%")}
+        for name, tflops, value in mfu_by_peak(measurement, audit)
+    ]
+
+
+def peak_label(name: str, tflops: float) -> str:
+    """`vendor-dense-bf16, 2,500 TFLOP/s per GPU`."""
+    return f"{name}, {tflops:,g} TFLOP/s per GPU"
+
+
+def derived_facts(measurement: Measurement, audit: FlopAudit | None) -> list[tuple[str, str]]:
+    """What `ledger show` and the record page print beside a measurement's result, derived
+    by ledger: MFU under every peak its FLOP audit names, and throughput; the recorded
+    figures (as recorded, said so) where there is no audit to derive them from."""
+    m = measurement
+    if m.outcome != "ok":
+        return []
+    out: list[tuple[str, str]] = []
+    peaks = mfu_under_peaks(m, audit)
+    values = recompute(m, audit) if audit is not None else None
+    if peaks and audit is not None:
+        shown = "; ".join(f"{p['text']} ({peak_label(p['peak'], p['tflops_per_gpu'])})" for p in peaks)
+        out.append(("MFU", f"{shown}, recomputed from flop audit {audit.id}"))
+    elif m.mfu_percent is not None:
+        convention = f" ({m.peak_convention})" if m.peak_convention else " (peak convention not named)"
+        out.append(("MFU", f"{quote_of(m, m.mfu_percent, '%', field='mfu_percent')}{convention}, as recorded"))
+    if values is not None:
+        out.append(("Throughput", quote_of(m, values["throughput"], m.throughput_unit or "samples/s")))
+    elif m.throughput is not None:
+        out.append(("Throughput", quote_of(m, m.throughput, m.throughput_unit or "", field="throughput")))
+    elif m.global_batch and (step := step_seconds(m)):
+        out.append(("Throughput", quote_of(m, throughput(m.global_batch, step), "samples/s")))
     return out

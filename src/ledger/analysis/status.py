@@ -23,7 +23,7 @@ from ..schema.kinds import Contract, Decision, Hypothesis
 from .figures import quote_of
 from .guidance import Guidance
 from .keyed import issue_owner, owner_of
-from .metrics import flop_rate_gflops, flop_utilisation_percent
+from .metrics import flop_rate_gflops, flop_utilisation_percent, mfu_under_peaks, peak_label
 from .stopping_point import ContractChoice, Row, choose_contract, stopping_point, trusted_time
 from .sweep import sweep_rows, sweeps
 
@@ -171,6 +171,16 @@ def stopping_row(row: Row) -> dict[str, Any]:
         else "–",
         "mfu_value": row.mfu if ok else None,
         "peak_convention": convention,
+        "peak_tflops": row.flop_audit.peak.tflops_per_gpu
+        if row.mfu is not None and row.flop_audit is not None and row.mfu_recomputed is not None
+        else None,
+        # MFU under every other peak the audit names (the campaign's vendor 2,500 beside its house 2,450).
+        "mfu_peaks": [
+            {k: p[k] for k in ("peak", "tflops_per_gpu", "text", "value")}
+            for p in mfu_under_peaks(m, row.flop_audit)[1:]
+        ]
+        if ok and row.mfu_recomputed is not None
+        else [],
         "batch": row.batch,
         "rate": ", ".join(quote_of(m, r.value, r.unit) for r in m.rates) if ok and m.rates else "–",
         "gflops": quote_of(m, flop_rate_gflops(m), "GFLOP/s") if ok and flop_rate_gflops(m) is not None else "–",
@@ -185,6 +195,30 @@ def stopping_row(row: Row) -> dict[str, Any]:
         "measurement": m.id if m else None,
         "commit": m.source.sha[:9] if m and m.source else None,
     }
+
+
+def _peak_notes(rows: list[dict[str, Any]], columns: list[Column]) -> list[str]:
+    """One MFU column per other peak the rows' FLOP audits name, right after the MFU column
+    (added to `columns` and to each row); the notes that name every peak with its figure."""
+    extra: dict[str, float] = {}
+    for r in rows:
+        for p in r["mfu_peaks"]:
+            extra.setdefault(p["peak"], p["tflops_per_gpu"])
+            r[f"mfu@{p['peak']}"] = p["text"]
+    at = next((i + 1 for i, c in enumerate(columns) if c.key == "mfu"), len(columns))
+    for offset, name in enumerate(extra):
+        columns.insert(at + offset, Column(f"mfu@{name}", f"MFU, {name}", 2, "figure"))
+    conventions = sorted({r["peak_convention"] for r in rows if r["peak_convention"]})
+    tflops = {r["peak_convention"]: r["peak_tflops"] for r in rows if r["peak_convention"] and r["peak_tflops"]}
+    named = [peak_label(c, tflops[c]) if c in tflops else c for c in conventions]
+    notes = [f"MFU under the peak convention {'; '.join(named)}."] if conventions else []
+    if extra:
+        notes.append(
+            "Also under "
+            + "; ".join(peak_label(n, t) for n, t in extra.items())
+            + ": the same runs against the other peaks their FLOP audit names."
+        )
+    return notes
 
 
 def stopping_section(ctx: StatusContext) -> Section:
@@ -237,8 +271,7 @@ def stopping_section(ctx: StatusContext) -> Section:
         row["regate"] = state.state if state else None
         row["holds_at"] = state.valid_at[:9] if state and state.valid_at else None
         row["regated"] = bool(state and state.carried_by)
-    conventions = sorted({r["peak_convention"] for r in rows if r["peak_convention"]})
-    notes = [f"MFU under the peak convention {', '.join(conventions)}."] if conventions else []
+    notes = _peak_notes(rows, columns)
     peaks = sorted({r["peak"] for r in rows if r["peak"] and r["utilisation"] != "–"})
     if peaks:
         notes.append(f"FLOP utilisation against the named peak {', '.join(peaks)}.")

@@ -228,12 +228,18 @@ def _by_topology(records: list[Envelope], contract: Contract, superseded: set[st
     return groups
 
 
+def _audit_for(m: Measurement, by_id: dict[str, Envelope], audit: FlopAudit | None) -> FlopAudit | None:
+    """The audit the row's MFU comes from: the measurement's own, else the contract's."""
+    own = by_id.get(m.flop_audit) if m.flop_audit else None
+    return own if isinstance(own, FlopAudit) else (audit if not m.flop_audit else None)
+
+
 def _recomputed(
     m: Measurement, by_id: dict[str, Envelope], audit: FlopAudit | None
 ) -> tuple[float | None, float | None]:
     """MFU and throughput recomputed from the measurement's FLOP audit (its own, else the
     contract's), or (None, None) without one."""
-    fa = by_id.get(m.flop_audit) if m.flop_audit else audit
+    fa = _audit_for(m, by_id, audit)
     values = recompute(m, fa) if isinstance(fa, FlopAudit) else None
     return (values["mfu_percent"], values["throughput"]) if values else (None, None)
 
@@ -257,7 +263,7 @@ def _best_row(
         return None
     best = max(pool, key=lambda m: _rank(m, *_recomputed(m, by_id, audit)))
     mfu, tp = _recomputed(best, by_id, audit)
-    return Row(topo, status, best, audit, [], mfu, tp)
+    return Row(topo, status, best, _audit_for(best, by_id, audit), [], mfu, tp)
 
 
 def _degraded_row(
@@ -270,7 +276,9 @@ def _degraded_row(
         return None
     latest = max(degraded, key=lambda m: (m.when, m.id))
     mfu, tp = _recomputed(latest, by_id, audit)
-    return Row(topo, DEGRADED, latest, audit, list(judge.measurement(latest).readings), mfu, tp)
+    return Row(
+        topo, DEGRADED, latest, _audit_for(latest, by_id, audit), list(judge.measurement(latest).readings), mfu, tp
+    )
 
 
 def _no_valid_step_row(topo: str, group: list[Measurement], audit: FlopAudit | None) -> Row | None:

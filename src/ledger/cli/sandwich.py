@@ -200,7 +200,7 @@ def command(
     out.print(table)
     out.print(
         f"midpoint {shown['midpoint']}  delta {shown['delta']} ({shown['delta_percent']})  "
-        f"drift {shown['drift_percent']}  floor {shown['floor_percent']}"
+        f"drift {shown['drift_percent']} ({shown['drift_vs_a_percent']} against A)  floor {shown['floor_percent']}"
     )
     for key, value in r.extra_deltas.items():
         out.print(f"{key} {value:+.3f}")

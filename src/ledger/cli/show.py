@@ -17,6 +17,7 @@ from ..analysis.figures import (
     readable_duration,
     result_line,
 )
+from ..analysis.metrics import audit_of, contract_audits, derived_facts
 from .console import console
 from .list import summary
 from .output import FORMAT_OPTION, open_ledger, print_json
@@ -70,6 +71,13 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
     if record.kind == "measurement":
         # The result first, as the record page leads with it.
         out.print(Text(result_line(record), style="bold"))
+        # What ledger derives from it: MFU under every peak its FLOP audit names, throughput.
+        audits = contract_audits(ledger.records("flop-audit"))
+        cited = {}
+        if record.flop_audit and ledger.exists(record.flop_audit):
+            cited[record.flop_audit] = ledger.get(record.flop_audit)
+        for label, text in derived_facts(record, audit_of(record, cited, audits)):
+            out.print(Text(f"{label}: {text}"))
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="cyan", no_wrap=True)
     table.add_column(overflow="fold")

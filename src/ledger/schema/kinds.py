@@ -458,6 +458,11 @@ class Sandwich(Envelope):
     delta: Finite = Field(..., description="candidate - midpoint, in `unit`.")
     delta_percent: Finite
     drift_percent: NonNegative = Field(..., description="|A - B| / midpoint, percent.")
+    drift_vs_a_percent: NonNegative | None = Field(
+        None,
+        description="|A - B| / A, percent: the control drift against arm A, as some campaigns state it "
+        "(beside `drift_percent`, against the midpoint; checked against the arms when given).",
+    )
     floor_percent: NonNegative = Field(..., description="The smallest |delta| that counts, percent.")
     verdict: SandwichVerdict
     extra_deltas: dict[str, Finite] = Field(default_factory=dict, description="e.g. `mfu_points`.")

@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..analysis.figures import measurement_uncertainty, quote_of
+from ..analysis.metrics import audit_of, contract_audits
 from ..analysis.stopping_point import Row, current_contract, stopping_point, trusted_time
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract
@@ -68,6 +69,8 @@ class SiteData:
     guidance: Any = None
     #: contract id -> its stopping-point rows, computed once a build (`stopping_rows`).
     _stopping: dict[str, list[Row]] = field(default_factory=dict, repr=False)
+    #: contract id -> its live FLOP audit, once a build (`audit_of`).
+    _audits: dict[str, Any] | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -174,6 +177,12 @@ class SiteData:
         if self.guidance is None:
             return None
         return list(self.guidance.judge.measurement(m).readings)
+
+    def audit_of(self, m: Any) -> Any:
+        """The FLOP audit measurement `m`'s MFU is derived from (its own, else its contract's)."""
+        if self._audits is None:
+            self._audits = contract_audits(self.records)
+        return audit_of(m, self.by_id, self._audits)
 
     def quote(self, record_id: str, value: float | None, unit: str = "", field: str | None = None) -> str:
         """`value` (of or derived from a measurement) by the one digit policy (`figures.quote_of`)."""

@@ -10,8 +10,8 @@ from typing import Any
 from markupsafe import Markup
 
 from ..analysis.figures import exact_bytes, interquartile, quote_of, readable_bytes, result_line, sandwich_figures
-from ..analysis.metrics import recompute
-from ..schema.kinds import Decision, FlopAudit, Measurement, Sandwich
+from ..analysis.metrics import derived_facts
+from ..schema.kinds import Decision, Measurement, Sandwich
 from .context import SiteData
 from .escape import md_inline
 from .tables import verdict
@@ -94,24 +94,8 @@ def measurement(data: SiteData, m: Measurement) -> Markup:
     else:
         lines.append(Markup('<p class="ledger-result">no valid step</p>'))
     facts: list[Markup] = [Markup("**Status:** ") + verdict(measurement_status(data, m))]
-    audit = data.by_id.get(m.flop_audit) if m.flop_audit else None
-    derived = recompute(m, audit) if isinstance(audit, FlopAudit) else None
-    if derived and audit is not None:
-        facts.append(
-            Markup("**MFU:** ")
-            + md_inline(
-                f"{quote_of(m, derived['mfu_percent'], '%')} ({audit.peak.name}, recomputed from the flop audit)"
-            )
-        )
-    elif m.mfu_percent is not None:
-        convention = f" ({m.peak_convention})" if m.peak_convention else " (peak convention not named)"
-        facts.append(
-            Markup("**MFU:** ")
-            + md_inline(f"{quote_of(m, m.mfu_percent, '%', field='mfu_percent')}{convention}, as recorded")
-        )
-    tput = derived["throughput"] if derived else m.throughput
-    if tput is not None and m.outcome == "ok":
-        facts.append(Markup("**Throughput:** ") + md_inline(quote_of(m, tput, m.throughput_unit or "")))
+    for label, text in derived_facts(m, data.audit_of(m)):
+        facts.append(Markup(f"**{label}:** ") + md_inline(text))
     if m.peak_allocated_bytes is not None or m.peak_reserved_bytes is not None:
         facts.append(
             Markup("**Peak memory:** ")
@@ -136,7 +120,7 @@ def sandwich(data: SiteData, page: str, s: Sandwich) -> Markup:
     head = Markup(
         f'<p class="ledger-result">{_e(s.verdict)} {_e(f["delta_percent"])} '
         f"<small>candidate against the A, B midpoint · {_e(s.metric)}, {better} is better · "
-        f"drift {_e(f['drift_percent'])} · floor {_e(f['floor_percent'])}</small></p>"
+        f"drift {_e(f['drift_percent'])} ({_e(f['drift_vs_a_percent'])} against A) · floor {_e(f['floor_percent'])}</small></p>"
     )
     rows = [
         ("A (baseline)", f["a"], s.control_a),
