@@ -185,15 +185,24 @@ async def walk(browser, site: Path, origin: str, word: str, decision_id: str, sh
         return page.url
 
     async def search(page) -> None:
-        # Search, from disk as well as served: a word of a decision's family finds it.
+        # Search, from disk as well as served: a word of a decision's family finds it. The
+        # word is typed key by key and search answers every prefix ("St" finds "stamps"), so
+        # the first results shown may be a prefix's: wait for the decision among them, and
+        # only when it never comes, report what is shown.
         await page.locator(".md-search__input").click()
+        from playwright.async_api import TimeoutError as NeverCame
+
         await page.keyboard.type(word)
-        await page.wait_for_function(
-            "() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=60000
-        )
-        results = await page.eval_on_selector_all(".md-search-result__item a", "els => els.map(e => e.href)")
-        if not any(decision_id in r for r in results):
-            problems["search"].append(f"{word!r}: {results[:8]}")
+        try:
+            await page.wait_for_function(
+                """id => [...document.querySelectorAll('.md-search-result__item a')].some(a => a.href.includes(id))""",
+                arg=decision_id,
+                timeout=60000,
+            )
+        except NeverCame:  # say what search did show
+            results = await page.eval_on_selector_all(".md-search-result__item a", "els => els.map(e => e.href)")
+            typed = await page.locator(".md-search__input").input_value()
+            problems["search"].append(f"{word!r} (typed {typed!r}): {results[:8]}")
 
     clicked, _ = await asyncio.gather(each(light, targets, click, on_page=watch.page), search(first))
     # Deep pages the nav does not list: a record, a chart, a contract's stopping point.
