@@ -119,3 +119,33 @@ def test_demo_text_output_says_where_the_site_is(demo) -> None:
     assert "ltx2-t2v-fp32master-81x480x832" in text and "fastest accepted" in text
     assert "ledger check --all: exit 0, 0 error(s)" in text
     assert f"site: open {target / 'site' / 'index.html'}" in text
+
+
+@pytest.mark.parametrize("campaign", ["demo_ltx2", "demo_decode"])
+def test_each_demo_checks_clean(campaign, request) -> None:
+    """A newcomer's first command warns about nothing in its own data: the one rule the
+    transcribed SHAs would trip is off in the demo's ledger.yaml, with the reason above it."""
+    target, summary, _ = request.getfixturevalue(campaign)
+    assert summary["check"]["warnings"] == 0 and summary["check"]["messages"] == [], summary["check"]
+    config = (target / "ledger.yaml").read_text(encoding="utf-8")
+    assert "does not clone" in config.split("sha-abbreviated:", 1)[0].rsplit("owed-high-water", 1)[1]
+
+
+def test_demo_home_leads_with_what_the_reader_needs(demo) -> None:
+    """Home: the stopping point (its peak named with its rate), what is owed, what is pending
+    and the newest decisions, then the detail; the three topologies' identical re-gate rows
+    are one row, and "unknown" is said once."""
+    import re
+
+    target, _ = demo
+    home = (target / ".ledger-build" / "docs" / "index.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", home, flags=re.M)
+    assert headings[:5] == ["Stopping point", "Owed", "Pending decisions", "Newest decisions", "Re-gates"], headings
+    assert "house-2450, 2,450 TFLOP/s per GPU" in home
+    regates = home.split("## Re-gates", 1)[1].split("\n## ", 1)[0]
+    assert regates.count("| unknown |") == 1 and "every row \\(1x GB200, 4x GB200, 8x GB200\\)" in regates, regates
+    assert "so whether it moved since is unknown" in regates
+    stopping = home.split("## Stopping point", 1)[1].split("\n## ", 1)[0]
+    assert stopping.count("re-gated at 52f1114dd") == 1, stopping
+    owed = home.split("## Owed", 1)[1].split("\n## ", 1)[0]
+    assert "(owner:" not in owed and "fastvideo-perf" in owed

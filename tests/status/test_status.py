@@ -59,7 +59,7 @@ def test_status_follows_the_measured_contract_not_the_newest_record(repo: Path) 
     assert data["contract"]["name"] == "campaign-a"
     assert "most recent measurement" in data["contract_rule"]
     keys = [s["key"] for s in data["sections"]]
-    assert [k for k in keys if k in ("stopping_point", "decisions", "owed")] == ["stopping_point", "decisions", "owed"]
+    assert [k for k in keys if k in ("stopping_point", "decisions", "owed")] == ["stopping_point", "owed", "decisions"]
     sections = {s["key"]: s for s in data["sections"]}
     (row,) = sections["stopping_point"]["rows"]
     assert row["measurement"] == ids["m1"] and row["topology"] == "4x H200" and row["status"] == "final"

@@ -13,6 +13,7 @@ Every figure is quoted through `ledger.analysis.figures`, so text and JSON agree
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -280,7 +281,13 @@ def stopping_section(ctx: StatusContext) -> Section:
         if ctx.choice.contract is not None
         else "No contract record yet: `ledger add contract` names what must match."
     )
-    return Section("stopping_point", "Stopping point", columns, rows, empty, notes)
+    extra: dict[str, Any] = {}
+    held = {r["holds_at"] for r in rows if r["regated"]}
+    if len(rows) > 1 and len(held) == 1 and all(r["regated"] for r in rows):
+        # Said once under the table, not in every row's status.
+        extra["regated_at"] = held.pop()
+        notes.append(f"Every row re-gated at {extra['regated_at']}; Re-gates says whether it holds at the head.")
+    return Section("stopping_point", "Stopping point", columns, rows, empty, notes, extra)
 
 
 def decisions_section(ctx: StatusContext) -> Section:
@@ -314,13 +321,18 @@ def decisions_section(ctx: StatusContext) -> Section:
     return Section("decisions", "Newest decisions", columns, rows, "No decision recorded yet.", notes)
 
 
+#: "(owner: X)" or "(owned by X)" in an owed item's text, with the space before it.
+_OWNER_ASIDE = re.compile(r"\s*\((?:owner\s*[:=]|owned\s+by)\s*[^()]*\)", re.IGNORECASE)
+
+
 def owed_section(ctx: StatusContext) -> Section:
     # An item's owner is its own, else the owner of the live record of an issue it names: the
     # rule `ledger check` counts unowned items by, so the site, status and check agree.
     lookup = issue_owner(ctx.records)
     rows: list[dict[str, Any]] = [
         {
-            "item": o.text,
+            # The owner has its own column: "(owner: X)" in the item's text is not said twice.
+            "item": _OWNER_ASIDE.sub("", o.text) if o.owner else o.text,
             "owner": owner_of(o.owner, o.issues, lookup) or "unowned",
             "issues": ", ".join(f"#{n}" for n in o.issues),
             "where": f"spec {o.spec}",
@@ -412,18 +424,24 @@ def regates_section(ctx: StatusContext) -> Section | None:
     states = ctx.guidance.regates.get(ctx.choice.contract.id, [])
     if not states:
         return None
-    rows = [
-        {
-            "topology": s.topology,
-            "state": s.state,
-            "holds_at": s.valid_at[:9] if s.valid_at else None,
-            "reason": s.reason,
-            "id": s.anchor,
-        }
-        for s in states
-    ]
+    # Rows that say the same thing are one row naming every topology it covers: "unknown,
+    # because..." once, not once per topology.
+    # (Each row's own record is a click away in the stopping point; a merged row names its
+    # record only when it is the same one.)
+    grouped: dict[tuple, dict[str, Any]] = {}
+    for s in states:
+        key = (s.state, s.valid_at[:9] if s.valid_at else None, s.reason)
+        if key in grouped:
+            grouped[key]["topology"] += f", {s.topology}"
+            if grouped[key]["id"] != s.anchor:
+                grouped[key]["id"] = None
+            continue
+        grouped[key] = {"topology": s.topology, "state": key[0], "holds_at": key[1], "reason": key[2], "id": s.anchor}
+    rows = list(grouped.values())
     source = ctx.guidance.source
     notes = []
+    if len(rows) == 1 and len(states) > 1:
+        rows[0]["topology"] = f"every row ({rows[0]['topology']})"
     if source is not None and source.head:
         notes.append(f"The measured source (`source:` in ledger.yaml) is at {source.head[:9]}.")
     elif source is not None and source.problem:
@@ -490,16 +508,18 @@ def families_section(ctx: StatusContext) -> Section | None:
     return Section("rejected_families", "Rejected families", columns, rows, "", notes)
 
 
-#: Section builders, in the order they are shown. A builder returns None to stay silent, or a
+#: Section builders, in the order they are shown: what the reader needs first (the stopping
+#: point and its sweeps, what is owed, what is pending, the newest decisions), then the detail
+#: behind them (where each row holds, rejected families). A builder returns None to stay silent, or a
 #: list of sections (one per sweep).
 SECTIONS: list[Callable[[StatusContext], Section | list[Section] | None]] = [
     stopping_section,
-    regates_section,
-    pending_section,
     sweep_sections,
-    decisions_section,
-    families_section,
     owed_section,
+    pending_section,
+    decisions_section,
+    regates_section,
+    families_section,
 ]
 
 

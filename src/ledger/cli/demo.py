@@ -100,5 +100,11 @@ def _tail(summary, out) -> None:
         out.print(f"ledger check --all: exit {c['exit_code']}, {c['errors']} error(s), {c['warnings']} warning(s)")
         for line in c["messages"]:
             out.print(Text("  " + line))
+        out.print(
+            Text(
+                "  (sha-abbreviated is off in this demo's ledger.yaml: the campaign's published SHAs are "
+                "abbreviated commits of a repository not cloned here; the comment there says so)"
+            )
+        )
     if summary.site and summary.site.get("index"):
         out.print(Text(f"site: open {summary.site['index']}  (or `ledger -C {summary.root} site serve`)", style="bold"))

@@ -91,6 +91,24 @@ def _resolve(value: Any, aliases: dict[str, str], where: str) -> Any:
     return value
 
 
+#: Why the demo's ledger.yaml turns sha-abbreviated off, written above that line.
+TRANSCRIBED = (
+    "  # This example re-enters a published campaign: its records carry the abbreviated SHAs the\n"
+    "  # campaign published, of a repository this folder does not clone, so none can resolve and\n"
+    "  # every record would warn alike. Keep sha-abbreviated on in a ledger of your own.\n"
+)
+
+
+def declare_transcribed(target: Path) -> None:
+    """Turn sha-abbreviated off in the demo's ledger.yaml, saying why above the line: a
+    demo checks clean, and the reader sees the one setting that makes it so."""
+    set_config_value(target, "rules.sha-abbreviated", {"severity": "off"})
+    path = target / "ledger.yaml"
+    text = path.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines(keepends=True) if x.lstrip().startswith("sha-abbreviated:"))
+    path.write_text(text.replace(line, TRANSCRIBED + line, 1), encoding="utf-8")
+
+
 def build_demo(target: Path, campaign: str = "ltx2") -> DemoResult:
     """Write an example campaign (`ltx2`: training MFU; `decode`: the LTX-2.5 decode-speed
     investigation) into `target` (which must be absent or empty) and commit it."""
@@ -148,6 +166,7 @@ def build_demo(target: Path, campaign: str = "ltx2") -> DemoResult:
             result.aliases[alias] = record.id
     # The campaign's spec leaves one owed item unowned: that is its high-water mark.
     set_config_value(target, "rules.owed-high-water.high_water", chosen.high_water)
+    declare_transcribed(target)
     result.ledger = Ledger.open(target)
     repo.run("add", "-A")
     repo.run("commit", "-q", "-m", f"Record the campaign's evidence ({len(result.records)} records)")

@@ -87,9 +87,12 @@ def section_markdown(data: SiteData, page: str, section) -> Markup:
             cell_ = verdict(row["status"]) + detail(f"({reasons})" if reasons else None)
             if row.get("regate") == "re-gate owed":
                 cell_ += Markup(" ") + verdict("re-gate owed")
-            elif row.get("regated"):
+            elif row.get("regated") and not section.extra.get("regated_at"):
                 cell_ += detail(f"· re-gated at {row['holds_at']}")
             return cell_
+        if section.key == "regates" and col.key == "reason":
+            # The why, whole: it is what makes "unknown" a finding rather than a shrug.
+            return md_inline(clip(row["reason"], 200))
         if section.key == "decisions" and col.key == "verdict":
             return verdict_cell(row["verdict"], row.get("qualifier"))
         if section.key == "decisions" and col.key == "family" and row.get("id"):
