@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from .errors import ConfigError, Problem
 
 CONFIG_NAME = "ledger.yaml"
+
+
+def guard_entry_problem(entry: str) -> str | None:
+    """Why `entry` may not be a `guard:` entry, or None: a relative path inside the repository."""
+    if not entry or not entry.strip():
+        return "is empty"
+    if entry.startswith("/") or "\\" in entry or re.match(r"^[A-Za-z]:", entry):
+        return "is not a relative path with '/' separators"
+    parts = PurePosixPath(entry).parts
+    if any(p == ".." for p in parts):
+        return "reaches outside the repository ('..')"
+    if ".git" in parts:
+        return "names git's own folder"
+    return None
 
 
 class SiteSettings(BaseModel):
@@ -36,6 +51,12 @@ class Config(BaseModel):
     version: int = 1
     records: str = Field("ledger/records", description="Folder of record files, relative to the config file.")
     specs: str = Field("ledger/specs", description="Folder of spec pages (Markdown with front matter).")
+    guard: list[str] = Field(
+        default_factory=list,
+        description="Documents outside `specs` that the page rules guard (cell width, prose budget, owed "
+        "items, figures): a file, a folder (every Markdown file under it) or a glob (`docs/*.md`, "
+        "`docs/**/*.md`), relative to the config file. Files `keyed-rows` declares are guarded too.",
+    )
     source: str = Field(".", description="Default checkout whose commit stamps records (`--source` overrides).")
     sources: dict[str, str] = Field(
         default_factory=dict,
@@ -47,6 +68,15 @@ class Config(BaseModel):
     )
     site: SiteSettings = Field(default_factory=SiteSettings)
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Rule id -> severity and parameters.")
+
+    @field_validator("guard")
+    @classmethod
+    def _guard_inside(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            problem = guard_entry_problem(entry)
+            if problem:
+                raise ValueError(f"guard entry {entry!r} {problem}; name a file, folder or glob inside the repository")
+        return value
 
 
 def yaml_rt():

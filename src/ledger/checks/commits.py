@@ -18,6 +18,7 @@ from ..store.ledger import Ledger
 from . import guidance
 from .crossrecord import check_attachments, check_unique, cross_checks, live_issue_owners
 from .findings import Findings
+from .guarded import base_guarded, guarded_of
 from .history import STATUS_WORDS, walk_records_history
 from .info import Info
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
@@ -67,17 +68,20 @@ class RangeCheck:
     def run(self) -> None:
         f, git = self.f, self.git
         f.result.ranges.append((self.base, self.head))
-        policy = judge_config(
-            config_at(git, self.base, self.prefix + CONFIG_NAME),
-            config_at(git, self.head, self.prefix + CONFIG_NAME),
-            self.ledger.config,
-        )
+        base_config = config_at(git, self.base, self.prefix + CONFIG_NAME)
+        head_config = config_at(git, self.head, self.prefix + CONFIG_NAME)
+        policy = judge_config(base_config, head_config, self.ledger.config)
         f.use(policy.config, policy.active)
         # The folders as the base side's config names them.
         self.rec_prefix = f"{self.prefix}{f.records_rel}/"
         self.spec_prefix = f"{self.prefix}{f.specs_rel}/"
         self.base_tree = CommitTree(git, self.base, self.rec_prefix)
         self.head_tree = CommitTree(git, self.head, self.rec_prefix)
+        # The documents the page rules read, as `--all` of the head reads them and as the base
+        # guarded them (checks/guarded.py); those the base did not guard are read whole.
+        keyed = f.params("keyed-rows") if f.on("keyed-rows") else None
+        self.guard = guarded_of(f.config, keyed, head_config)
+        self.base_guard = base_guarded(base_config)
         added, pages_changed, linked = self.changes()
         infos = self.records(added, policy)
         self.fetch({ref for info in infos for _, ref in info.refs})
@@ -101,8 +105,11 @@ class RangeCheck:
         keyed = declared_files(f.params("keyed-rows")) if f.on("keyed-rows") else []
         keyed_paths = {self.prefix + d.path: d for d in keyed}
         keyed_changes: list[tuple[str, str, str | int | None, bool]] = []  # (git path, status, key, is page)
+        guard_roots = [self.prefix + r if r else (self.prefix or ".") for r in self.guard.roots()]
         changes, modes = git.diff_with_modes(
-            self.base, self.head, [self.rec_prefix, self.spec_prefix, config, *keyed_paths]
+            self.base,
+            self.head,
+            list(dict.fromkeys([self.rec_prefix, self.spec_prefix, config, *keyed_paths, *guard_roots])),
         )
         linked = self.links(changes, modes)
         for status, path in changes:
@@ -110,8 +117,7 @@ class RangeCheck:
                 continue
             if path in keyed_paths and status in "MDT":
                 keyed_changes.append((path, status, keyed_paths[path].key, False))
-                continue
-            if path.startswith(self.spec_prefix) and path.endswith(".md") and status in "MDT" and f.on("keyed-rows"):
+            elif path.startswith(self.spec_prefix) and path.endswith(".md") and status in "MDT" and f.on("keyed-rows"):
                 keyed_changes.append((path, status, None, True))
             if path.startswith(self.rec_prefix):
                 if status == "A":
@@ -119,8 +125,8 @@ class RangeCheck:
                 else:
                     words = STATUS_WORDS.get(status, "changed")
                     f.emit("append-only", self.rel(path), f"record file {words} against {self.base[:12]}")
-            elif path.startswith(self.spec_prefix) and path.endswith(".md") and status in "AMT":
-                pages_changed.append(path)
+            elif self.guard.reads(self.rel(path)) and status in "AMT":
+                pages_changed.append(path)  # a keyed file too: its page rules run as in `--all`
             elif path == config and status in "AM":
                 raw = git.read_blobs([f"{self.head}:{path}"]).get(f"{self.head}:{path}") or b""
                 f.extend(inspect_artifact(CONFIG_NAME, raw, f.file_rules(), text_page=True))
@@ -180,15 +186,24 @@ class RangeCheck:
     def pages(self, pages_changed: list[str], linked: set[str]) -> None:
         """The changed pages are checked; the high-water mark counts all of them (links are never read)."""
         git, head = self.git, self.head
-        all_pages = [p for p in git.ls_tree(head, self.spec_prefix) if p.endswith(".md") and p not in linked]
+        listed = [
+            p for r in self.guard.roots() for p in git.ls_tree(head, self.prefix + r if r else (self.prefix or "."))
+        ]
+        all_pages = [p for p in dict.fromkeys(listed) if self.guard.reads(self.rel(p)) and p not in linked]
         texts = git.read_blobs([f"{head}:{p}" for p in all_pages])
         pages_text = {self.rel(p): (texts.get(f"{head}:{p}") or b"").decode("utf-8", "replace") for p in all_pages}
+        if self.base_guard is not None:
+            # A document the base did not guard (a `guard:` entry, a keyed file, a moved specs
+            # folder this push adds) is checked whole, as CI's `--all` of this tree checks it.
+            fresh = [p for p in all_pages if not self.base_guard.reads(self.rel(p))]
+            pages_changed = list(dict.fromkeys([*pages_changed, *fresh]))
         owners = self.issue_owners(pages_text)
         # Records that changed pages name beside their figures (for their spread).
         self.fetch(
             {i for p in pages_changed for fig in pages_mod.quoted_figures(pages_text[self.rel(p)]) for i in fig.ids}
         )
-        check_pages(self.f, pages_text, [self.rel(p) for p in pages_changed], owners.get, self.known.get)
+        judged = [self.rel(p) for p in pages_changed]
+        check_pages(self.f, pages_text, judged, owners.get, self.known.get, self.guard.covers)
 
     def issue_owners(self, pages_text: dict[str, str]) -> dict[int, str | None]:
         """Owner of each issue that an unowned Owed item of a page cites, from the head tree's issue records."""
@@ -218,7 +233,7 @@ class RangeCheck:
         linked: set[str] = set()
         for status, path in changes:
             mode = modes.get(path, "")
-            under = path.startswith(rec_prefix) or path.startswith(spec_prefix)
+            under = path.startswith(rec_prefix) or path.startswith(spec_prefix) or self.guard.reads(self.rel(path))
             if under and status in "AMT" and mode in ("120000", "160000"):
                 linked.add(path)
                 what = "a symbolic link" if mode == "120000" else "a submodule"

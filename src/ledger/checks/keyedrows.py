@@ -56,6 +56,19 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
+RULES += (
+    Rule(
+        "keyed-unique",
+        "keyedrows",
+        ERROR,
+        "A keyed table holds each key once. A second row with a key the table already has is what "
+        "two branches appending the same row produce under `merge=union`; checked on the tree, the "
+        "same at push and in `--all`.",
+        "Delete the repeated row and keep the one first published; a correction is a row with its "
+        "own key, or a declared rewrite of the row (`Row-Changed: FILE#KEY`).",
+    ),
+)
+
 _TRAILER = re.compile(r"^Row-Changed:\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
 
 
@@ -166,3 +179,32 @@ def check_file(path: str, base_text: str, head_text: str, key, allowed: set[str]
 
 def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def check_unique_keys(path: str, text: str, key: str | int | None, emit) -> None:
+    """keyed-unique: each key once per keyed table of the page (an empty key cell is no key)."""
+    first: dict[tuple[str, str], int] = {}
+    for row in pages.keyed_rows(text, key):
+        if not row.key:
+            continue
+        where = (row.table, row.key)
+        if where in first:
+            emit(
+                "keyed-unique",
+                path,
+                f"key {row.key!r} of table [{_short(row.table)}] is already the key of line {first[where]}",
+                line=row.line,
+            )
+        else:
+            first[where] = row.line
+
+
+def keyed_key(
+    path: str, text: str, declared: dict[str, str | int | None], specs_rel: str
+) -> tuple[bool, str | int | None]:
+    """(keyed, key column) of a page: declared in ledger.yaml, or by a spec page's front matter."""
+    if path in declared:
+        return True, declared[path]
+    if path.startswith(specs_rel + "/"):
+        return page_declaration(text)
+    return False, None

@@ -13,6 +13,7 @@ from ..schema.registry import record_adapter
 from .cache import VerificationCache
 from .findings import Findings
 from .info import Info
+from .keyedrows import check_unique_keys, declared_files, keyed_key
 from .pages import check_high_water, check_page
 from .records import FileRules, inspect_artifact, inspect_paths
 from .result import Violation
@@ -88,17 +89,26 @@ def check_pages(
     checked: list[str],
     issue_owner: Callable[[int], str | None],
     lookup: Callable[[str], Info | None],
+    guarded: Callable[[str], bool] = lambda path: True,
 ) -> None:
-    """The page rules on the pages `checked`; the owed high-water mark over all of `pages_text`."""
+    """The page rules on the pages `checked` that are `guarded` (checks/guarded.py), keyed-unique
+    on the keyed tables among them; the owed high-water mark over the guarded ones of `pages_text`."""
     rules = f.file_rules()
 
     def spread_of(record_id: str) -> float | None:
         info = lookup(record_id)
         return info.spread_percent if info else None
 
+    declared = {d.path: d.key for d in declared_files(f.params("keyed-rows"))} if f.on("keyed-rows") else {}
     for path in checked:
         text = pages_text[path]
-        f.extend(inspect_artifact(path, text.encode("utf-8"), rules, text_page=True))
-        check_page(path, text, f.active, f.emit, spread_of)
+        if guarded(path):
+            f.extend(inspect_artifact(path, text.encode("utf-8"), rules, text_page=True))
+            check_page(path, text, f.active, f.emit, spread_of)
+        if f.on("keyed-unique"):
+            keyed, key = keyed_key(path, text, declared, f.specs_rel)
+            if keyed:
+                check_unique_keys(path, text, key, f.emit)
     f.result.pages_checked = len(checked)
-    check_high_water(pages_text, f.active, f.emit, issue_owner, CONFIG_NAME)
+    owed_pages = {p: t for p, t in pages_text.items() if guarded(p)}
+    check_high_water(owed_pages, f.active, f.emit, issue_owner, CONFIG_NAME)

@@ -1,6 +1,7 @@
 """The config that judges a range of commits: the base side's committed `ledger.yaml`, with
 the head's tightenings; its loosenings are `config-change` (a rule of the history family)
-unless the push records why (a note or decision tagged `ledger-config`)."""
+unless the push records why (a note or decision tagged `ledger-config`). Documents the head
+starts to guard (`guard:`) are guarded at once; one it stops guarding is a loosening."""
 
 from __future__ import annotations
 
@@ -92,6 +93,12 @@ def judge_config(base: Config | None, head: Config | None, fallback: Config) -> 
         old, new = getattr(base, name), getattr(head, name)
         if old != new:
             loosenings.append(Loosening(name, f"moves `{name}` from {old!r} to {new!r}"))
+    # Guarding a document is a tightening and applies at once; no longer guarding one loosens.
+    for entry in base.guard:
+        if entry not in head.guard:
+            loosenings.append(Loosening("guard", f"stops guarding {entry!r}"))
+    added = [entry for entry in head.guard if entry not in base.guard]
+    judged = base.model_copy(update={"guard": [*base.guard, *added]}) if added else base
     active: dict[str, Active] = {}
     for rule_id, was in base_active.items():
         now = head_active[rule_id]
@@ -115,7 +122,7 @@ def judge_config(base: Config | None, head: Config | None, fallback: Config) -> 
             else:
                 params[key] = new
         active[rule_id] = Active(was.rule, severity, params)
-    return Policy(base, active, loosenings)
+    return Policy(judged, active, loosenings)
 
 
 def accepts_config_change(kind: str, tags: tuple[str, ...] | list[str]) -> bool:

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from ..config import CONFIG_NAME
 from ..git import Git
-from ..store.ledger import Ledger, lstat_chain
+from ..store.ledger import Ledger, lstat_chain, walk_nofollow
 from ..store.sources import source_view
 from . import guidance
 from .cache import VerificationCache, clean_blobs
 from .crossrecord import check_attachments, check_unique, cross_checks, live_issue_owners, supersedes_of
 from .findings import Findings
+from .guarded import Guarded, guarded_of, is_page
 from .info import Info
 from .perfile import check_pages, inspect_remembering
 from .records import inspect_artifact
@@ -95,14 +96,58 @@ def check_whole_ledger(f: Findings, ledger: Ledger, git: Git, use_cache: bool) -
     spec_dir = ledger.specs_dir
     if not linked_folder(f, ledger.root, spec_dir) and spec_dir.is_dir():
         for rel in walk(f, spec_dir, f.specs_rel):
-            if rel.endswith(".md"):
+            if is_page(rel):
                 with open(os.path.join(spec_dir, rel), "rb") as fh:
                     pages_text[f"{f.specs_rel}/{rel}"] = fh.read().decode("utf-8", errors="replace")
-    check_pages(f, pages_text, list(pages_text), issues.get, by_id.get)
+    pages_text.update(guarded_pages(f, ledger, git, set(pages_text)))
+    check_pages(f, pages_text, list(pages_text), issues.get, by_id.get, guard_of(f).covers)
     config = ledger.root / CONFIG_NAME
     if config.is_file():
         f.extend(inspect_artifact(CONFIG_NAME, config.read_bytes(), rules, text_page=True))
     return by_id
+
+
+def guard_of(f: Findings) -> Guarded:
+    return guarded_of(f.config, f.params("keyed-rows") if f.on("keyed-rows") else None)
+
+
+def guarded_pages(f: Findings, ledger: Ledger, git: Git, have: set[str]) -> dict[str, str]:
+    """The guarded documents outside the specs folder (checks/guarded.py), as the work tree
+    holds them: the files git tracks or would add (not ignored ones), else every file on disk
+    when the ledger is in no git work tree. A guarded document that is a link is `symlinks`."""
+    guard = guard_of(f)
+    roots = [r for r in guard.roots() if r != guard.specs]
+    if not roots:
+        return {}
+    root = ledger.root
+    if git.is_repo():
+        out = git.run("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *(r or "." for r in roots))
+        candidates = sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
+    else:
+        candidates = []
+        for r in roots:
+            folder = root / r if r else root
+            if folder.is_dir() and not folder.is_symlink():
+                files, others = walk_nofollow(folder)
+                candidates += [p.relative_to(root).as_posix() for p in (*files, *others)]
+            elif r:
+                candidates.append(r)
+    found: dict[str, str] = {}
+    for rel in candidates:
+        if rel in have or not guard.reads(rel):
+            continue
+        path = root / rel
+        link = lstat_chain(root, path)
+        if link is not None or path.is_symlink():
+            f.emit(
+                "symlinks", rel, "is a symbolic link (or under one); a guarded document is never read through a link"
+            )
+            continue
+        if not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            found[rel] = fh.read().decode("utf-8", errors="replace")
+    return found
 
 
 def _guidance(f: Findings, ledger: Ledger, infos: list[Info], root: Path) -> None:
