@@ -49,7 +49,7 @@ def build_guidance(
     superseded = {s for r in records for s in r.supersedes}
     out = Guidance(judge, source=source)
     if source is not None:
-        by_contract = points_by_contract(points_from_records(records))
+        by_contract = points_by_contract(points_from_records(records, lambda m: judge.measurement(m).eligible))
         for c in records:
             if not isinstance(c, Contract) or c.id in superseded:
                 continue

@@ -6,10 +6,12 @@ change touches the paths that define the contract's recipe (`recipe_paths`, file
 without any, every change of the source counts), the row is *re-gate owed* until a record
 on a newer source covers it:
 
-- a measurement under the same contract on the same topology, on a newer commit, or
-- a re-gate sandwich (`regate: true`) under the contract on a newer commit that came out
-  neutral: it carries every row of its contract forward to its commit, as the campaign's
-  4x/B2 re-gate of 52f1114dd carried its whole table.
+- a measurement that re-establishes the row, on a newer commit: under the same contract on
+  the same topology, of the current recipe (an accepted decision cites it, or it is no
+  sandwich's arm; never tagged `scratch`), on an eligible allocation (`establishing`), or
+- a re-gate sandwich (`regate: true`) under the contract on that topology, on a newer commit,
+  that came out neutral: it carries that topology's row forward to its commit, as the
+  campaign's 4x/B2 re-gate of 52f1114dd carried its 4x row. It says nothing of a 1x row.
 
 A re-gate that came out faster or slower carries nothing: the row no longer holds there.
 When the commits do not resolve in the measured checkout (abbreviated historical SHAs),
@@ -21,14 +23,16 @@ checker's compact records, so `check`, `status` and the site agree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, Protocol
 
 from ..schema.envelope import Envelope
-from ..schema.kinds import Measurement, Sandwich
+from ..schema.kinds import Decision, Measurement, Sandwich
 
+#: A measurement tagged so is an experiment's scratch run: it never re-establishes a row.
+SCRATCH_TAG = "scratch"
 CURRENT = "current"
 OWED = "re-gate owed"
 UNKNOWN = "unknown"
@@ -48,6 +52,8 @@ class Point(NamedTuple):
     sha: str | None
     when: datetime | None = None
     verdict: str | None = None  # sandwich verdict
+    #: A measurement that re-establishes its topology's row (see `establishing`); a sandwich: True.
+    establishes: bool = True
 
 
 @dataclass
@@ -83,19 +89,86 @@ class RegateState:
         }
 
 
-def points_from_records(records: Iterable[Envelope]) -> list[Point]:
+class Run(NamedTuple):
+    """What deciding whether a measurement re-establishes its row needs of it."""
+
+    id: str
+    topology: str
+    ok: bool
+    eligible: bool
+    scratch: bool
+
+
+def establishing(runs: Iterable[Run], arms: set[str], accepted: set[str], rejected: set[str]) -> set[str]:
+    """The measurements that re-establish their topology's row, and so move where it holds:
+    runs of the current recipe (an accepted decision cites it, directly or as a sandwich's
+    candidate; or it is no sandwich's arm), not tagged `scratch`, not rejected, on an eligible
+    allocation (a run that found no valid step re-establishes a no-valid-step row). Another
+    experiment's control or candidate arm, or a scratch run on a degraded tray, never does.
+    A topology with no eligible run of the recipe is held by its degraded recipe runs."""
+    recipe = [r for r in runs if not r.scratch and r.id not in rejected and (r.id in accepted or r.id not in arms)]
+    out = {r.id for r in recipe if r.eligible or not r.ok}
+    held = {r.topology for r in recipe if r.id in out}
+    out |= {r.id for r in recipe if r.topology not in held}
+    return out
+
+
+def _topology_of(record: Envelope, by_id: dict[str, Envelope]) -> str | None:
+    """A record's topology; a sandwich without one takes its candidate arm's."""
+    if record.allocation is not None and record.allocation.topology:
+        return record.allocation.topology
+    arm = by_id.get(getattr(record, "candidate", None) or "")
+    if arm is not None and arm.allocation is not None and arm.allocation.topology:
+        return arm.allocation.topology
+    return None
+
+
+def points_from_records(
+    records: Iterable[Envelope], eligible: Callable[[Measurement], bool] | None = None
+) -> list[Point]:
+    """Re-gate points of the records; `eligible(measurement)` judges its allocation's health
+    (ledger.analysis.eligibility.Judge; without it, the recorded `health`)."""
     records = list(records)
     superseded = {s for r in records for s in r.supersedes}
-    out: list[Point] = []
+    by_id = {r.id: r for r in records}
+    arms: set[str] = set()
+    accepted: set[str] = set()
+    rejected: set[str] = set()
     for r in records:
         if r.id in superseded:
             continue
-        sha = r.source.sha if r.source is not None else None
-        if isinstance(r, Measurement) and r.contract and r.comparable:
-            topo = r.allocation.topology if r.allocation and r.allocation.topology else "unknown topology"
-            out.append(Point(r.id, "measurement", r.contract, topo, sha, r.when))
-        elif isinstance(r, Sandwich) and r.contract and r.regate:
-            out.append(Point(r.id, "sandwich", r.contract, None, sha, r.when, r.verdict))
+        if isinstance(r, Sandwich):
+            arms.update(a for a in (r.control_a, r.candidate, r.control_b) if a)
+        elif isinstance(r, Decision) and r.verdict in ("accepted", "rejected"):
+            cited = set(r.evidence)
+            for ref in r.evidence:
+                s = by_id.get(ref)
+                if isinstance(s, Sandwich) and s.candidate:
+                    cited.add(s.candidate)
+            (accepted if r.verdict == "accepted" else rejected).update(cited)
+    judge = eligible or (lambda m: m.health != "degraded")
+    measurements = [
+        r for r in records if isinstance(r, Measurement) and r.contract and r.comparable and r.id not in superseded
+    ]
+    runs = [
+        Run(
+            m.id,
+            m.allocation.topology if m.allocation and m.allocation.topology else "unknown topology",
+            m.outcome == "ok",
+            judge(m),
+            SCRATCH_TAG in m.tags,
+        )
+        for m in measurements
+    ]
+    anchors = establishing(runs, arms, accepted, rejected)
+    out: list[Point] = []
+    for m, run in zip(measurements, runs, strict=True):
+        sha = m.source.sha if m.source is not None else None
+        out.append(Point(m.id, "measurement", m.contract or "", run.topology, sha, m.when, None, m.id in anchors))
+    for r in records:
+        if isinstance(r, Sandwich) and r.contract and r.regate and r.id not in superseded:
+            sha = r.source.sha if r.source is not None else None
+            out.append(Point(r.id, "sandwich", r.contract, _topology_of(r, by_id), sha, r.when, r.verdict))
     return out
 
 
@@ -132,17 +205,22 @@ def regate_states(
     """The re-gate state of each topology of one contract's stopping point (`points` may hold
     other contracts' points; callers with many contracts pass `points_by_contract(...)[id]`)."""
     mine = [p for p in points if p.contract == contract]
-    regates = [p for p in mine if p.kind == "sandwich"]
     source.resolve([p.sha for p in mine if p.sha])
-    neutral = [p for p in regates if p.verdict == "neutral"]
+    # A re-gate sandwich covers the topology it ran on, not the whole table: a 4x re-gate says
+    # nothing about a 1x row measured twelve recipe commits earlier.
+    regates: dict[str | None, list[Point]] = {}
     by_topology: dict[str | None, list[Point]] = {}
     for p in mine:
-        if p.kind == "measurement":
+        if p.kind == "sandwich":
+            regates.setdefault(p.topology, []).append(p)
+        elif p.establishes:
             by_topology.setdefault(p.topology, []).append(p)
-    return [
-        _state(contract, topo, by_topology.get(topo, []) + neutral, regates, recipe_paths, source)
-        for topo in dict.fromkeys(topologies)
-    ]
+    out = []
+    for topo in dict.fromkeys(topologies):
+        here = regates.get(topo, [])
+        neutral = [p for p in here if p.verdict == "neutral"]
+        out.append(_state(contract, topo, by_topology.get(topo, []) + neutral, here, recipe_paths, source))
+    return out
 
 
 def points_by_contract(points: Iterable[Point]) -> dict[str, list[Point]]:

@@ -17,6 +17,7 @@ from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, FlopAudit, Measurement, Sandwich
 from ..store.ids import id_seconds
 from .eligibility import Judge
+from .families import norm
 from .metrics import gpu_count, recompute, step_seconds
 
 FINAL = "final"
@@ -180,6 +181,7 @@ def stopping_point(
     audits = {a.contract: a for a in records if isinstance(a, FlopAudit) and a.id not in superseded and a.contract}
     audit = audits.get(contract.id)
     groups = _by_topology(records, contract, superseded)
+    recipe = RecipeRuns.of(records, by_id, superseded, rejected)
 
     rows: list[Row] = []
     for topo in sorted(groups, key=lambda t: (_gpus_of(t), t)):
@@ -187,7 +189,7 @@ def stopping_point(
         best = _best_row(topo, group, accepted, rejected, judge, by_id, audit)
         if best is not None:
             rows.append(best)
-        degraded = _degraded_row(topo, group, judge, by_id, audit)
+        degraded = _degraded_row(topo, group, judge, by_id, audit, recipe)
         if degraded is not None:
             rows.append(degraded)
         # A topology with an eligible step needs no excuse; one without says why it has none.
@@ -266,12 +268,30 @@ def _best_row(
     return Row(topo, status, best, _audit_for(best, by_id, audit), [], mfu, tp)
 
 
+#: A measurement tagged so is an experiment's scratch run, never the recipe's row.
+SCRATCH_TAG = "scratch"
+
+
 def _degraded_row(
-    topo: str, group: list[Measurement], judge: Judge, by_id: dict[str, Envelope], audit: FlopAudit | None
+    topo: str,
+    group: list[Measurement],
+    judge: Judge,
+    by_id: dict[str, Envelope],
+    audit: FlopAudit | None,
+    recipe: RecipeRuns | None = None,
 ) -> Row | None:
-    """The topology's latest run that succeeded on a degraded allocation, with the readings
-    that make it baseline-ineligible; None when there is none."""
+    """The current recipe's measurement on the topology's degraded allocation class, with the
+    readings that make it baseline-ineligible; None when there is none.
+
+    The recipe's runs, in this order: the latest run an accepted decision cites for this
+    topology (directly, or as the candidate of a sandwich it cites; a decision still waiting
+    for a healthy-class allocation of this topology does not count here), else the latest
+    plain run (an arm of no sandwich, no decision rejected it). Never a sandwich's control
+    arm, a candidate no decision accepted, or a run tagged `scratch`: another experiment's
+    arms on a degraded tray are not where the recipe stands on it."""
     degraded = [m for m in group if m.outcome == "ok" and not judge.measurement(m).eligible]
+    if recipe is not None:
+        degraded = recipe.runs(topo, degraded)
     if not degraded:
         return None
     latest = max(degraded, key=lambda m: (m.when, m.id))
@@ -279,6 +299,54 @@ def _degraded_row(
     return Row(
         topo, DEGRADED, latest, _audit_for(latest, by_id, audit), list(judge.measurement(latest).readings), mfu, tp
     )
+
+
+@dataclass
+class RecipeRuns:
+    """Which measurements are the recipe's own runs, as the degraded row takes them."""
+
+    accepted: set[str]
+    rejected: set[str]
+    #: Measurement id -> normalised topologies where the decision that accepted it still waits
+    #: for a healthy-class allocation (it is not accepted there yet).
+    waiting_on: dict[str, set[str]]
+    arms: set[str]
+
+    @classmethod
+    def of(
+        cls, records: list[Envelope], by_id: dict[str, Envelope], superseded: set[str], rejected: set[str]
+    ) -> RecipeRuns:
+        accepted: set[str] = set()
+        waiting: dict[str, set[str]] = {}
+        arms: set[str] = set()
+        for r in records:
+            if isinstance(r, Sandwich) and r.id not in superseded:
+                arms.update(a for a in (r.control_a, r.candidate, r.control_b) if a)
+        for d in records:
+            if not isinstance(d, Decision) or d.id in superseded or d.verdict != "accepted":
+                continue
+            cited = set(d.evidence)
+            for ref in d.evidence:
+                sandwich = by_id.get(ref)
+                if isinstance(sandwich, Sandwich) and sandwich.candidate:
+                    cited.add(sandwich.candidate)
+            scope = d.pending_on
+            for mid in cited:
+                if scope is not None and scope.health == "healthy":
+                    waiting.setdefault(mid, set()).add(norm(scope.topology))
+                else:
+                    accepted.add(mid)
+        return cls(accepted, rejected, waiting, arms)
+
+    def runs(self, topo: str, group: list[Measurement]) -> list[Measurement]:
+        mine = [m for m in group if SCRATCH_TAG not in m.tags and m.id not in self.rejected]
+        here = norm(topo)
+        accepted = [
+            m for m in mine if m.id in self.accepted or (m.id in self.waiting_on and here not in self.waiting_on[m.id])
+        ]
+        if accepted:
+            return accepted
+        return [m for m in mine if m.id not in self.arms and m.id not in self.waiting_on]
 
 
 def _no_valid_step_row(topo: str, group: list[Measurement], audit: FlopAudit | None) -> Row | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..analysis import families
 from ..analysis.eligibility import DEFAULT_THRESHOLDS, THRESHOLD_DOCS, gpu_readings
-from ..analysis.regate import OWED, Point, points_by_contract, regate_states
+from ..analysis.regate import OWED, SCRATCH_TAG, Point, Run, establishing, points_by_contract, regate_states
 from ..schema.kinds import Contract, Environment
 from ..schema.migrate import upgrade
 from ..schema.registry import record_adapter
@@ -34,8 +34,9 @@ RULES: tuple[Rule, ...] = (
         WARNING,
         "A stopping-point row holds at the commit it was measured (or re-gated) on. When the measured "
         "source (config `source`) has moved past it and the change touches the contract's `recipe_paths` "
-        "(any change when it names none), the row is re-gate owed until a measurement on the same "
-        "topology or a neutral re-gate sandwich (`regate: true`) on a newer commit covers it. "
+        "(any change when it names none), the row is re-gate owed until, on a newer commit, a measurement "
+        "re-establishes it (same topology, eligible allocation, of the current recipe: no scratch run or "
+        "other experiment's arm) or a neutral re-gate sandwich (`regate: true`) on that topology covers it. "
         "Judged by `ledger check --all` and shown by `ledger status` and the site.",
         "Re-gate at the new head: an A/candidate/B sandwich of the recipe on one allocation recorded with "
         "`regate: true` (a neutral one carries the row forward), or measure the row again at head. If the "
@@ -105,23 +106,64 @@ def check_families(
             )
 
 
-def points_of(infos: Iterable[Any], superseded: set[str]) -> list[Point]:
-    out = []
+def points_of(infos: Iterable[Any], superseded: set[str], degraded: frozenset[str] = frozenset()) -> list[Point]:
+    """Re-gate points from compact records, judged as `analysis.regate.points_from_records`
+    judges records: `degraded` holds the allocation ids whose environment readings make them
+    ineligible."""
+    infos = [i for i in infos if i.id not in superseded]
+    by_id = {i.id: i for i in infos}
+    arms: set[str] = set()
+    accepted: set[str] = set()
+    rejected: set[str] = set()
     for i in infos:
-        if i.id in superseded:
-            continue
+        if i.kind == "sandwich":
+            arms.update(m for _, m in i.arms)
+        elif i.kind == "decision" and i.verdict in ("accepted", "rejected"):
+            cited = set(i.evidence)
+            for ref in i.evidence:
+                s = by_id.get(ref)
+                if s is not None and s.kind == "sandwich":
+                    cited.update(m for a, m in s.arms if a == "candidate")
+            (accepted if i.verdict == "accepted" else rejected).update(cited)
+    measurements = [i for i in infos if i.kind == "measurement" and i.contract and i.comparable]
+    runs = [
+        Run(
+            i.id,
+            i.topology or "unknown topology",
+            dict(i.figures).get("value") is not None,
+            i.health != "degraded" and i.allocation not in degraded,
+            SCRATCH_TAG in i.tags,
+        )
+        for i in measurements
+    ]
+    anchors = establishing(runs, arms, accepted, rejected)
+    out = []
+    for i, run in zip(measurements, runs, strict=True):
         when = datetime.fromisoformat(i.when) if i.when else None
-        if i.kind == "measurement" and i.contract and i.comparable:
-            out.append(Point(i.id, "measurement", i.contract, i.topology or "unknown topology", i.sha, when))
-        elif i.kind == "sandwich" and i.contract and i.regate:
-            out.append(Point(i.id, "sandwich", i.contract, None, i.sha, when, i.verdict))
+        out.append(Point(i.id, "measurement", i.contract, run.topology, i.sha, when, None, i.id in anchors))
+    for i in infos:
+        if i.kind == "sandwich" and i.contract and i.regate:
+            when = datetime.fromisoformat(i.when) if i.when else None
+            topo = i.topology
+            if not topo:
+                candidate = by_id.get(next((m for a, m in i.arms if a == "candidate"), ""))
+                topo = candidate.topology if candidate is not None else None
+            out.append(Point(i.id, "sandwich", i.contract, topo, i.sha, when, i.verdict))
     return out
 
 
-def check_regates(infos: list[Any], load: Callable[[Any], Any], source, emit: Emit) -> None:
+def degraded_allocations(environments: dict[str, Environment], th: dict[str, Any]) -> frozenset[str]:
+    """Allocation ids whose environment records' readings make them baseline-ineligible."""
+    th = {**DEFAULT_THRESHOLDS, **th}
+    return frozenset(e.allocation.id for e in environments.values() if e.allocation is not None and gpu_readings(e, th))
+
+
+def check_regates(
+    infos: list[Any], load: Callable[[Any], Any], source, emit: Emit, degraded: frozenset[str] = frozenset()
+) -> None:
     """`regate-owed` for every live contract's stopping point (whole-ledger checks)."""
     superseded = superseded_of(infos)
-    by_contract = points_by_contract(points_of(infos, superseded))
+    by_contract = points_by_contract(points_of(infos, superseded, degraded))
     for info in infos:
         if info.kind != "contract" or info.id in superseded:
             continue

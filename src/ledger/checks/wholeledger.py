@@ -161,13 +161,13 @@ def _guidance(f: Findings, ledger: Ledger, infos: list[Info], root: Path) -> Non
     def load(info: Info):
         return guidance.load_model(root, info.path[len(prefix) :] if info.path.startswith(prefix) else info.path)
 
-    if f.on("baseline-eligibility"):
+    environments: dict = {}
+    if f.on("baseline-eligibility") or f.on("regate-owed"):
         envs = {i.id: load(i) for i in infos if i.kind == "environment" and i.id not in superseded}
-        guidance.check_eligibility(
-            infos,
-            {k: v for k, v in envs.items() if v is not None},
-            f.params("baseline-eligibility"),
-            f.emit,
-        )
+        environments = {k: v for k, v in envs.items() if v is not None}
+    if f.on("baseline-eligibility"):
+        guidance.check_eligibility(infos, environments, f.params("baseline-eligibility"), f.emit)
     if f.on("regate-owed") and any(i.kind == "contract" for i in infos):
-        guidance.check_regates(infos, load, source_view(ledger), f.emit)
+        th = f.params("baseline-eligibility") if f.on("baseline-eligibility") else {}
+        degraded = guidance.degraded_allocations(environments, th)
+        guidance.check_regates(infos, load, source_view(ledger), f.emit, degraded)
