@@ -34,8 +34,10 @@ class Source:
         return result.stdout.split()[0]
 
     def regates(self) -> dict[str, dict]:
+        """Each stopping-point row's re-gate state and where it holds, by topology."""
         data = json.loads(cli(self.ledger, "status", "--format", "json").stdout)
-        return {r["topology"]: r for s in data["sections"] if s["key"] == "regates" for r in s["rows"]}
+        rows = next(s for s in data["sections"] if s["key"] == "stopping_point")["rows"]
+        return {r["topology"]: {"state": r["regate"], "holds_at": r["holds_at"]} for r in rows}
 
     def owed_in_check(self) -> list[str]:
         result = cli(self.ledger, "check", "--all", "--format", "json")
