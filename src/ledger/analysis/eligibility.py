@@ -52,10 +52,12 @@ THRESHOLD_DOCS: dict[str, str] = {
 def gpu_readings(env: Environment, th: dict[str, Any]) -> list[str]:
     """The readings of one environment record that make its allocation ineligible."""
     out: list[str] = []
+    if env.health.verdict == "degraded":
+        # The recorded verdict and its reasons stand beside any per-GPU readings: a reading that
+        # looks fine does not erase what the engineer saw (a 1,965 MHz clock bin, say).
+        why = "; ".join(env.health.reasons) or "no reason given"
+        out.append(f"recorded degraded{'' if env.gpus else ', no per-GPU readings'}: {why}")
     if not env.gpus:
-        if env.health.verdict == "degraded":
-            why = "; ".join(env.health.reasons) or "no reason given"
-            out.append(f"recorded degraded, no per-GPU readings: {why}")
         return out
     benign = set(th["benign_clock_reasons"])
     for gpu in env.gpus:
@@ -151,6 +153,15 @@ class Judge:
         result = Eligibility(not readings, readings, known and not readings)
         self._cache[m.id] = result
         return result
+
+    def health(self, m: Measurement) -> tuple[str, list[str]]:
+        """A measurement's health as every surface says it, judged from its allocation's
+        environments (and its own recorded health): ("degraded", the readings and recorded
+        reasons), ("healthy", []) when a reading or recorded verdict says so, else ("unknown", [])."""
+        e = self.measurement(m)
+        if not e.eligible:
+            return "degraded", list(e.readings)
+        return ("healthy" if e.known_healthy else "unknown"), []
 
     def record(self, record: Envelope) -> Eligibility:
         """Any measurement or sandwich: a sandwich is judged by its allocation and its arms."""

@@ -8,6 +8,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from ..analysis.eligibility import Judge
 from ..analysis.figures import (
     SPREAD_FIELDS,
     as_recorded,
@@ -18,6 +19,7 @@ from ..analysis.figures import (
     result_line,
 )
 from ..analysis.metrics import audit_of, contract_audits, derived_facts
+from ..checks.registry import eligibility_thresholds
 from .console import console
 from .list import summary
 from .output import FORMAT_OPTION, open_ledger, print_json
@@ -78,6 +80,10 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
             cited[record.flop_audit] = ledger.get(record.flop_audit)
         for label, text in derived_facts(record, audit_of(record, cited, audits)):
             out.print(Text(f"{label}: {text}"))
+        # Health as the stopping point judges it: from the allocation's environments.
+        thresholds = eligibility_thresholds(ledger.config.rules)
+        health, reasons = Judge([record, *ledger.records("environment")], thresholds).health(record)
+        out.print(Text(f"Allocation health: {health}" + (f" ({'; '.join(reasons)})" if reasons else "")))
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="cyan", no_wrap=True)
     table.add_column(overflow="fold")

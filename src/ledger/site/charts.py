@@ -140,12 +140,13 @@ def _spread(m: Measurement) -> tuple[float | None, float | None, str]:
     return None, None, ""
 
 
-def _status(m: Measurement, readings: list[str] | None) -> str:
-    if m.health == "degraded" or readings:
+def _status(m: Measurement, health: str) -> str:
+    """A point's status: its health as the stopping point judges it (`SiteData.health`)."""
+    if health == "degraded":
         return "degraded"
     if not m.comparable:
         return "not comparable"
-    return "healthy" if m.health == "healthy" else "health unknown"
+    return "healthy" if health == "healthy" else "health unknown"
 
 
 def collect(data: SiteData) -> list[Chart]:
@@ -172,14 +173,14 @@ def collect(data: SiteData) -> list[Chart]:
         commit = m.source.sha if m.source else ""
         # Judged as the stopping point judges it: a run recorded healthy whose allocation's
         # readings say degraded is not joined as a healthy point.
-        readings = data.readings(m)
-        eligible = m.baseline_eligible and not readings
+        health, _ = data.health(m)
+        eligible = m.baseline_eligible and health != "degraded"
         low, high, kind = _spread(m)
         base: dict[str, Any] = dict(
             id=m.id, when=m.when, topology=topology, allocation=alloc, commit=commit, eligible=eligible
         )
         key = (m.metric, cid, TIME if is_time(m.unit) else m.unit)
-        groups[key].append(Point(value=m.median, low=low, high=high, spread=kind, status=_status(m, readings), **base))
+        groups[key].append(Point(value=m.median, low=low, high=high, spread=kind, status=_status(m, health), **base))
         units_of[key].append(m.unit)
         audit = data.by_id.get(m.flop_audit) if m.flop_audit else audits.get(cid)
         derived = recompute(m, audit) if isinstance(audit, FlopAudit) else None
@@ -192,7 +193,7 @@ def collect(data: SiteData) -> list[Chart]:
             lo = value * m.median / high if high and m.metric == "step_time" else None
             hi = value * m.median / low if low and m.metric == "step_time" else None
             groups[(metric, cid, unit)].append(
-                Point(value=value, low=lo, high=hi, spread=kind if lo else "", status=_status(m, readings), **base)
+                Point(value=value, low=lo, high=hi, spread=kind if lo else "", status=_status(m, health), **base)
             )
     charts = []
     used: set[str] = set()

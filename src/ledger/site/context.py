@@ -15,6 +15,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..analysis.eligibility import Judge
 from ..analysis.figures import measurement_uncertainty, quote_of
 from ..analysis.metrics import audit_of, contract_audits
 from ..analysis.stopping_point import Row, current_contract, stopping_point, trusted_time
@@ -71,6 +72,7 @@ class SiteData:
     _stopping: dict[str, list[Row]] = field(default_factory=dict, repr=False)
     #: contract id -> its live FLOP audit, once a build (`audit_of`).
     _audits: dict[str, Any] | None = field(default=None, repr=False)
+    _judge: Judge | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -177,6 +179,19 @@ class SiteData:
         if self.guidance is None:
             return None
         return list(self.guidance.judge.measurement(m).readings)
+
+    @property
+    def judge(self) -> Judge:
+        """Eligibility judged from the allocations' environments: the guidance's, else one of the records."""
+        if self.guidance is not None:
+            return self.guidance.judge
+        if self._judge is None:
+            self._judge = Judge(self.records)
+        return self._judge
+
+    def health(self, m: Any) -> tuple[str, list[str]]:
+        """Measurement `m`'s health from its allocation's environments (`Judge.health`)."""
+        return self.judge.health(m)
 
     def audit_of(self, m: Any) -> Any:
         """The FLOP audit measurement `m`'s MFU is derived from (its own, else its contract's)."""

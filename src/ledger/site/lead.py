@@ -67,17 +67,17 @@ def strip(samples: list[float], unit: str, median: float | None) -> Markup:
 def measurement_status(data: SiteData, m: Measurement) -> str:
     if m.outcome != "ok":
         return f"no valid step: {'OOM' if m.outcome == 'oom' else 'failed'}"
-    readings = data.readings(m)
-    if m.health == "degraded" or readings:
-        # The stopping point's judgement: the environment's readings, else the recorded reasons.
-        reasons = "; ".join(readings or m.health_reasons)
+    # The stopping point's judgement: the allocation's environments and the recorded health.
+    health, readings = data.health(m)
+    if health == "degraded":
+        reasons = "; ".join(readings)
         return "baseline-ineligible: degraded allocation" + (f" ({reasons})" if reasons else "")
     if not m.comparable:
         return f"not comparable: {m.non_comparable_reason}"
     verdicts = sorted(
         {data.by_id[c].verdict for c in data.cited_by.get(m.id, []) if isinstance(data.by_id.get(c), Decision)}
     )
-    health = {"healthy": "healthy allocation", "unknown": "allocation health unknown"}.get(m.health, m.health)
+    health = {"healthy": "healthy allocation", "unknown": "allocation health unknown"}[health]
     return ", ".join([*(f"{v} by a decision" for v in verdicts), health])
 
 
