@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -61,11 +62,37 @@ def test_demo_sandwich_verdicts_match_the_document(demo) -> None:
         verdicts[rec["title"].split(" ")[0] + " " + rec["allocation"]["topology"]] = (
             rec["verdict"],
             round(rec["delta_percent"], 3),
-            round(rec["drift_percent"], 3),
+            round(rec["drift_percent"], 3) if "drift_percent" in rec else None,
         )
     assert verdicts["Re-gate 4x GB200"] == ("neutral", 0.184, 0.044)
-    assert verdicts["Env-only 4x GB200"][0:2] == ("faster", -1.083)
-    assert verdicts["Env-only 8x GB200"][0:2] == ("neutral", 0.016)
+    # The env-only stacks were published without a second control run: pairs, no drift.
+    assert verdicts["Env-only 4x GB200"] == ("faster", -1.083, None)
+    assert verdicts["Env-only 8x GB200"] == ("neutral", 0.016, None)
+
+
+def test_a_sandwich_without_b_is_a_pair_everywhere(demo) -> None:
+    """A pair (no B run) shows its drift as not measured, never 0%: the sandwiches page, its
+    record page and `ledger show`, which leads with the verdict and the delta."""
+    target, _ = demo
+    rows = json.loads(cli(target, "list", "--kind", "sandwich", "--format", "json").stdout)
+    pairs = [
+        r["id"] for r in rows if "b_value" not in json.loads(cli(target, "show", r["id"], "--format", "json").stdout)
+    ]
+    assert len(pairs) == 2, rows
+    listing = (target / ".ledger-build" / "docs" / "sandwiches" / "index.md").read_text(encoding="utf-8")
+    assert listing.count("not measured: a pair, no B") == 2 and "0% (floor" not in listing, listing
+    for rid in pairs:
+        page = (target / ".ledger-build" / "docs" / "records" / "sandwich" / f"{rid}.md").read_text(encoding="utf-8")
+        lead = page.split("## Fields")[0]
+        assert "a pair: B was not run, so the drift is not measured" in lead and "not run: a pair" in lead, lead
+        assert "drift 0" not in lead, lead
+        # Before the fields (which start at `file`): title, verdict and delta, what against, arms.
+        head = cli(target, "show", rid, env={"COLUMNS": "80"}).stdout.split("\nfile ")[0].splitlines()
+        assert re.fullmatch(r"(faster -1\.0830|neutral \+0\.01597)%", head[2]), head
+        assert "drift is not measured" in " ".join(head[3:]) and "B not run (a pair)" in head[-1], head
+    regate = next(r["id"] for r in rows if r["id"] not in pairs)
+    head = cli(target, "show", regate, env={"COLUMNS": "200"}).stdout.split("\nfile ")[0].splitlines()
+    assert head[2] == "neutral +0.1839%" and "drift 0.044%" in head[3], head
 
 
 def test_demo_refuses_a_non_empty_folder(demo, tmp_path) -> None:
@@ -135,7 +162,6 @@ def test_demo_home_leads_with_what_the_reader_needs(demo) -> None:
     """Home: the stopping point (its peak named with its rate), what is owed, what is pending
     and the newest decisions, then the detail; the topologies' identical re-gate rows are one
     row."""
-    import re
 
     target, _ = demo
     home = (target / ".ledger-build" / "docs" / "index.md").read_text(encoding="utf-8")

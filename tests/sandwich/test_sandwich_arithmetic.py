@@ -101,3 +101,20 @@ def test_cross_allocation_or_contract_arms_are_refused() -> None:
             {"a": {"allocation": same, "contract": "C1"}, "x": {"allocation": same, "contract": "C2"}}
         )
     assert "different contracts" in str(err.value.problems[0])
+
+
+def test_without_b_it_is_a_pair_whose_drift_is_not_measured(repo) -> None:
+    """No B: the midpoint is A, the drift None (never 0), the floor alone decides; `ledger
+    add` takes such a record and refuses one that states a drift without B."""
+    import json
+
+    from conftest import cli
+
+    r = compute(0.707866, 0.7002)
+    assert r.b is None and r.drift_percent is None and r.midpoint == 0.707866
+    assert r.verdict == "faster" and "B was not run" in r.reason()
+    fields = {k: v for k, v in r.record_fields().items() if v is not None}
+    added = cli(repo, "add", "sandwich", "-", input=json.dumps(fields))
+    assert added.returncode == 0, added.stderr
+    refused = cli(repo, "add", "sandwich", "-", input=json.dumps({**fields, "drift_percent": 0.0}))
+    assert refused.returncode == 2 and "a record without B is a pair" in refused.stderr, refused.stderr

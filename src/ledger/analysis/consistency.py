@@ -87,14 +87,24 @@ def sandwich_problems(s) -> list[tuple[str, str]]:
     """(field, message) for each figure of sandwich record `s` that its own arms' values
     (a_value, candidate_value, b_value) contradict: midpoint, delta, delta_percent, drift_percent."""
     a, c, b = s.a_value, s.candidate_value, s.b_value
+    if b is None:
+        # A pair: its midpoint is A, and there is no drift to check.
+        b = a
     if (a + b) == 0:
         return []
     checks: list[tuple[str, float, Callable[..., float], tuple[float, ...], str]] = [
-        ("midpoint", s.midpoint, midpoint, (a, b), f"(A + B) / 2 = ({a:g} + {b:g}) / 2"),
+        (
+            "midpoint",
+            s.midpoint,
+            midpoint,
+            (a, b),
+            f"(A + B) / 2 = ({a:g} + {b:g}) / 2" if s.b_value is not None else "A (a pair: no B)",
+        ),
         ("delta", s.delta, delta, (a, c, b), "candidate - midpoint"),
         ("delta_percent", s.delta_percent, delta_percent, (a, c, b), "100 x (candidate - midpoint) / midpoint"),
-        ("drift_percent", s.drift_percent, drift_percent, (a, b), "100 x |A - B| / midpoint"),
     ]
+    if s.drift_percent is not None:
+        checks.append(("drift_percent", s.drift_percent, drift_percent, (a, b), "100 x |A - B| / midpoint"))
     if getattr(s, "drift_vs_a_percent", None) is not None and a:
         checks.append(("drift_vs_a_percent", s.drift_vs_a_percent, drift_vs_a_percent, (a, b), "100 x |A - B| / A"))
     out = []

@@ -340,9 +340,15 @@ def drift_against_a(s) -> str:
     stated = getattr(s, "drift_vs_a_percent", None)
     if stated is not None:
         return _join(as_recorded(float(stated)), "%")
+    if s.b_value is None:
+        return NOT_MEASURED
     if not s.a_value:
         return "–"
     return quote_rough(100.0 * abs(s.a_value - s.b_value) / s.a_value, "%")
+
+
+#: What a pair (a sandwich without B) shows for B and for the drift, on every surface.
+NOT_MEASURED = "not measured"
 
 
 def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
@@ -357,15 +363,17 @@ def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
     arms were recorded to. A delta never rounds to zero and never loses its sign; drift and
     floor, themselves spreads, to two significant figures.
     """
-    drift_abs = abs(s.a_value - s.b_value) or None
-    recorded = recorded_resolution(s.a_value, s.b_value, s.candidate_value)
+    pair = s.b_value is None  # B not run: no drift, the midpoint is A
+    b_value = s.a_value if pair else s.b_value
+    drift_abs = None if pair else abs(s.a_value - b_value) or None
+    recorded = recorded_resolution(s.a_value, b_value, s.candidate_value)
     midpoint = abs(s.midpoint) if s.midpoint else None
     spreads = {
         rid: uncertainty_of(rid) if uncertainty_of and rid else None for rid in (s.control_a, s.candidate, s.control_b)
     }
     spread = any(v for v in spreads.values())
     rough = {
-        "drift_percent": quote_rough(s.drift_percent, "%"),
+        "drift_percent": NOT_MEASURED if pair else quote_rough(s.drift_percent, "%"),
         "floor_percent": quote_rough(s.floor_percent, "%"),
         "drift_vs_a_percent": drift_against_a(s),
     }
@@ -394,7 +402,7 @@ def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
         return {
             "a": _join(as_recorded(float(s.a_value)), s.unit),
             "candidate": _join(as_recorded(float(s.candidate_value)), s.unit),
-            "b": _join(as_recorded(float(s.b_value)), s.unit),
+            "b": NOT_MEASURED if pair else _join(as_recorded(float(b_value)), s.unit),
             "midpoint": derived(s.midpoint, s.unit)
             if not _typed(s.midpoint)
             else _join(as_recorded(s.midpoint), s.unit),
@@ -408,7 +416,7 @@ def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
     # minus the shown midpoint, give or take one in its last digit; never coarser than an
     # arm's own spread supports.
     arm_place = place
-    for rid, value in ((s.control_a, s.a_value), (s.candidate, s.candidate_value), (s.control_b, s.b_value)):
+    for rid, value in ((s.control_a, s.a_value), (s.candidate, s.candidate_value), (s.control_b, b_value)):
         pct = spreads.get(rid)
         if pct and value:
             digits = supported_digits(value, abs(value) * pct / 100.0)
@@ -422,12 +430,27 @@ def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
     return {
         "a": _at(s.a_value, arm_place, s.unit),
         "candidate": _at(s.candidate_value, arm_place, s.unit),
-        "b": _at(s.b_value, arm_place, s.unit),
+        "b": NOT_MEASURED if pair else _at(b_value, arm_place, s.unit),
         "midpoint": _at(s.midpoint, arm_place, s.unit),
         "delta": _at(s.delta, place, s.unit, sign=True),
         "delta_percent": _at(s.delta_percent, percent_place, "%", sign=True),
         **rough,
     }
+
+
+def sandwich_result(s, shown: dict[str, str]) -> tuple[str, str]:
+    """What a sandwich leads with, on its record page and in `ledger show`: the verdict and
+    the delta, then what they are against (`shown` is `sandwich_figures(s, ...)`). A pair
+    (no B) says so, and that its drift is not measured."""
+    better = "lower" if s.lower_is_better else "higher"
+    if s.b_value is None:
+        against = "candidate against A (a pair: B was not run, so the drift is not measured)"
+        drift = ""
+    else:
+        against = "candidate against the A, B midpoint"
+        drift = f" · drift {shown['drift_percent']} ({shown['drift_vs_a_percent']} against A)"
+    detail = f"{against} · {s.metric}, {better} is better{drift} · floor {shown['floor_percent']}"
+    return f"{s.verdict} {shown['delta_percent']}", detail
 
 
 def interquartile(samples: Sequence[float]) -> tuple[float, float]:

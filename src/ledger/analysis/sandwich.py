@@ -40,11 +40,12 @@ class SandwichResult:
 
     a: float
     candidate: float
-    b: float
+    #: None for a pair (B not run): the midpoint is A and the drift is not measured.
+    b: float | None
     midpoint: float
     delta: float
     delta_percent: float
-    drift_percent: float
+    drift_percent: float | None
     floor_percent: float
     threshold_percent: float
     lower_is_better: bool
@@ -72,8 +73,13 @@ class SandwichResult:
     def reason(self) -> str:
         """One line saying why the verdict came out as it did."""
         clears = abs(self.delta_percent) > self.threshold_percent
-        bound = "drift" if self.drift_percent >= self.floor_percent else "floor"
         cmp = "clears" if clears else "does not clear"
+        if self.drift_percent is None:
+            return (
+                f"delta {self.delta_percent:+.3f}% {cmp} the floor {self.floor_percent:.3f}% "
+                "(a pair: B was not run, so the drift is not measured)"
+            )
+        bound = "drift" if self.drift_percent >= self.floor_percent else "floor"
         return (
             f"delta {self.delta_percent:+.3f}% {cmp} max(drift {self.drift_percent:.3f}%, "
             f"floor {self.floor_percent:.3f}%) = {self.threshold_percent:.3f}% ({bound})"
@@ -111,10 +117,11 @@ def compute(
     lower_is_better: bool = True,
     extra_deltas: dict[str, float] | None = None,
 ) -> SandwichResult:
-    """The sandwich of three values. Without B (an A/X pair) the drift is unknown and taken as 0."""
+    """The sandwich of three values. Without B it is a pair: the candidate against A, the
+    drift not measured (None, never 0), the floor alone bounding what counts."""
     a = _check_value("a", a)
     candidate = _check_value("candidate", candidate)
-    b = a if b is None else _check_value("b", b)
+    b = None if b is None else _check_value("b", b)
     if floor_percent < 0 or not math.isfinite(floor_percent):
         raise InputError(
             "bad floor",
@@ -127,7 +134,7 @@ def compute(
                 )
             ],
         )
-    midpoint = (a + b) / 2
+    midpoint = a if b is None else (a + b) / 2
     if midpoint == 0:
         raise InputError(
             "zero control",
@@ -142,8 +149,8 @@ def compute(
         )
     delta = candidate - midpoint
     delta_percent = 100.0 * delta / midpoint
-    drift_percent = 100.0 * abs(a - b) / midpoint
-    threshold = max(drift_percent, floor_percent)
+    drift_percent = None if b is None else 100.0 * abs(a - b) / midpoint
+    threshold = max(drift_percent or 0.0, floor_percent)
     verdict: Verdict
     if abs(delta_percent) <= threshold:
         verdict = "neutral"

@@ -13,10 +13,13 @@ from ..analysis.figures import (
     SPREAD_FIELDS,
     as_recorded,
     exact_bytes,
+    measurement_uncertainty,
     quote_field,
     readable_bytes,
     readable_duration,
     result_line,
+    sandwich_figures,
+    sandwich_result,
 )
 from ..analysis.metrics import audit_of, contract_audits, derived_facts
 from ..checks.registry import eligibility_thresholds
@@ -84,6 +87,18 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
         thresholds = eligibility_thresholds(ledger.config.rules)
         health, reasons = Judge([record, *ledger.records("environment")], thresholds).health(record)
         out.print(Text(f"Allocation health: {health}" + (f" ({'; '.join(reasons)})" if reasons else "")))
+    if record.kind == "sandwich":
+        # The verdict and the delta first, as its record page leads with them; the arms'
+        # spreads set the digits, as there.
+        arms = {
+            r: ledger.get(r) for r in (record.control_a, record.candidate, record.control_b) if r and ledger.exists(r)
+        }
+        shown = sandwich_figures(record, lambda rid: measurement_uncertainty(arms.get(rid)))
+        result, detail = sandwich_result(record, shown)
+        out.print(Text(result, style="bold"))
+        out.print(Text(detail))
+        b = "not run (a pair)" if record.is_pair else shown["b"]
+        out.print(Text(f"A {shown['a']} · candidate {shown['candidate']} · B {b} · delta {shown['delta']}"))
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="cyan", no_wrap=True)
     table.add_column(overflow="fold")

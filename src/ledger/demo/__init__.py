@@ -154,7 +154,7 @@ def build_demo(target: Path, campaign: str = "ltx2") -> DemoResult:
             s = compute_sandwich(
                 data["a_value"],
                 data["candidate_value"],
-                data["b_value"],
+                data.get("b_value"),
                 floor_percent=floor,
                 lower_is_better=data.get("lower_is_better", True),
                 extra_deltas=data.get("extra_deltas"),

@@ -453,11 +453,17 @@ class Sandwich(Envelope):
     rounds: int = Field(1, ge=1)
     a_value: NonNegative
     candidate_value: NonNegative
-    b_value: NonNegative
+    b_value: NonNegative | None = Field(
+        None,
+        description="B's value. Absent when B was not run: then the record is a pair (A against the "
+        "candidate), its midpoint is A and its drift is not measured.",
+    )
     midpoint: NonNegative
     delta: Finite = Field(..., description="candidate - midpoint, in `unit`.")
     delta_percent: Finite
-    drift_percent: NonNegative = Field(..., description="|A - B| / midpoint, percent.")
+    drift_percent: NonNegative | None = Field(
+        None, description="|A - B| / midpoint, percent; absent exactly when `b_value` is (a pair)."
+    )
     drift_vs_a_percent: NonNegative | None = Field(
         None,
         description="|A - B| / A, percent: the control drift against arm A, as some campaigns state it "
@@ -474,6 +480,24 @@ class Sandwich(Envelope):
     )
     family: FamilyRef | None = Field(None, description=FAMILY_DOC)
     mechanism: str | None = Field(None, description=MECHANISM_DOC)
+
+    @property
+    def is_pair(self) -> bool:
+        """True when B was not run: A against the candidate, the drift not measured."""
+        return self.b_value is None
+
+    @model_validator(mode="after")
+    def _pair_or_sandwich(self) -> Sandwich:
+        if self.b_value is None:
+            present = [n for n in ("drift_percent", "drift_vs_a_percent", "control_b") if getattr(self, n) is not None]
+            if present:
+                raise ValueError(
+                    f"{', '.join(present)} given without b_value: a record without B is a pair, whose drift is "
+                    "not measured; give b_value (B's value), or leave these out"
+                )
+        elif self.drift_percent is None:
+            raise ValueError("b_value is given but drift_percent is not: give |A - B| / midpoint, percent")
+        return self
 
 
 class AllocationClass(Model):

@@ -9,7 +9,15 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..analysis.figures import exact_bytes, interquartile, quote_of, readable_bytes, result_line, sandwich_figures
+from ..analysis.figures import (
+    exact_bytes,
+    interquartile,
+    quote_of,
+    readable_bytes,
+    result_line,
+    sandwich_figures,
+    sandwich_result,
+)
 from ..analysis.metrics import derived_facts
 from ..schema.kinds import Decision, Measurement, Sandwich
 from .context import SiteData
@@ -116,17 +124,13 @@ def measurement(data: SiteData, m: Measurement) -> Markup:
 def sandwich(data: SiteData, page: str, s: Sandwich) -> Markup:
 
     f = sandwich_figures(s, data.spread_percent)
-    better = "lower" if s.lower_is_better else "higher"
-    head = Markup(
-        f'<p class="ledger-result">{_e(s.verdict)} {_e(f["delta_percent"])} '
-        f"<small>candidate against the A, B midpoint · {_e(s.metric)}, {better} is better · "
-        f"drift {_e(f['drift_percent'])} ({_e(f['drift_vs_a_percent'])} against A) · floor {_e(f['floor_percent'])}</small></p>"
-    )
+    result, detail = sandwich_result(s, f)
+    head = Markup(f'<p class="ledger-result">{_e(result)} <small>{_e(detail)}</small></p>')
     rows = [
         ("A (baseline)", f["a"], s.control_a),
         ("Candidate", f["candidate"], s.candidate),
-        ("B (baseline again)", f["b"], s.control_b),
-        ("Midpoint of A and B", f["midpoint"], None),
+        ("B (baseline again)", f["b"] if not s.is_pair else "not run: a pair", s.control_b),
+        ("Midpoint of A and B" if not s.is_pair else "Baseline (A alone)", f["midpoint"], None),
     ]
     table = ["| Arm | Value | Record |", "|---|---:|---|"]
     for name, value, rid in rows:

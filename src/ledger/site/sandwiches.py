@@ -19,7 +19,7 @@ COLUMNS = [
     Column("verdict", "Verdict", 1, "verdict"),
     Column("delta_percent", "Delta", 1, "figure"),
     Column("candidate_label", "Candidate", 1),
-    Column("baseline", "Baseline (A, B midpoint)", 3, "figure"),
+    Column("baseline", "Baseline (A, B midpoint; A in a pair)", 3, "figure"),
     Column("candidate", "Candidate value", 2, "figure"),
     Column("drift_percent", "Drift A↔B", 3, "figure"),
     Column("allocation", "Allocation", 4),
@@ -40,7 +40,10 @@ def rows(data: SiteData) -> list[dict]:
                 "candidate_label": s.candidate_label or s.id,
                 "baseline": f["midpoint"],
                 "candidate": f["candidate"],
-                "drift_percent": f"{f['drift_percent']} (floor {f['floor_percent']})",
+                # A pair (no B run) has no drift: said, never shown as 0%.
+                "drift_percent": f"not measured: a pair, no B (floor {f['floor_percent']})"
+                if s.is_pair
+                else f"{f['drift_percent']} (floor {f['floor_percent']})",
                 "allocation": s.allocation.id if s.allocation else None,
                 "figures": f,
             }
