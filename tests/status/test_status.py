@@ -112,3 +112,39 @@ def test_status_of_an_empty_ledger(repo: Path) -> None:
     result = cli(repo, "status")
     assert result.returncode == 0, result.stderr
     assert "No contract record yet" in result.stdout and "No decision recorded yet." in result.stdout
+
+
+def test_nothing_vanishes_and_nothing_contradicts(repo: Path) -> None:
+    """A measurement under no contract is listed (status, and so home), never dropped; a
+    contract whose only measurement is not comparable says why it has no row; `show` of a
+    run that kept no median says what it kept, never "no valid step: ok"."""
+    ids = campaign(repo)
+    loose = add(repo, "measurement", {"samples": [0.71, 0.70, 0.72], "allocation": {"id": "j", "topology": "4x H200"}})
+    odd = add(
+        repo,
+        "measurement",
+        {
+            "contract": ids["new"],
+            "metric": "mfu",
+            "unit": "%",
+            "lower_is_better": False,
+            "n": 4,
+            "min": 11.71,
+            "max": 13.46,
+            "comparable": False,
+            "non_comparable_reason": "bf16 parameters.",
+        },
+    )
+    data = json.loads(cli(repo, "status", "--format", "json").stdout)
+    outside = next(s for s in data["sections"] if s["key"] == "outside_contract")
+    assert [r["id"] for r in outside["rows"]] == [loose] and outside["rows"][0]["contract"] == "none named"
+    text = cli(repo, "status", env={"COLUMNS": "80"}).stdout
+    assert "Outside any contract" in text and "ledger add contract" in text
+    other = json.loads(cli(repo, "status", "--contract", "unrelated-kernel", "--format", "json").stdout)
+    stopping = next(s for s in other["sections"] if s["key"] == "stopping_point")
+    assert stopping["rows"] == [] and "1 measurement(s) under this contract" in stopping["empty"]
+    assert "not comparable: bf16 parameters)" in stopping["empty"], stopping["empty"]
+    shown = cli(repo, "show", odd).stdout
+    assert "no median recorded, 11.71-13.46% mfu, n = 4" in shown and "no valid step" not in shown, shown
+    wrong = cli(repo, "compare", ids["d1"], ids["m1"])
+    assert wrong.returncode == 2 and "ledger list --kind measurement" in wrong.stderr, wrong.stderr

@@ -313,7 +313,7 @@ def check_comparable(a: list[Any], b: list[Any]) -> list[str]:
                         r.id,
                         "kind",
                         f"is a {r.kind}, not a measurement",
-                        "compare measurement records (`ledger list measurement`)",
+                        "compare measurement records (`ledger list --kind measurement` lists them)",
                     )
                 )
                 continue

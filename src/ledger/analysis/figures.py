@@ -471,8 +471,19 @@ def result_line(m) -> str:
     """A measurement's result as `ledger show` and the record page lead with it:
     `0.708 s median step time, IQR 0.0003 s, n = 5`."""
     field = getattr(m, "headline_field", "median")
-    if m.outcome != "ok" or getattr(m, field) is None:
-        return f"no valid step: {m.outcome}"
+    if m.outcome != "ok":
+        return f"no valid step: {'OOM' if m.outcome == 'oom' else m.outcome}"
+    if getattr(m, field) is None:
+        # A run that went fine but whose record keeps no headline (a range transcribed from a
+        # report): what it does keep, never "no valid step: ok".
+        unit = m.unit
+        kept = []
+        if m.min is not None and m.max is not None:
+            span = f"{as_recorded(m.min)}-{as_recorded(m.max)}" + (unit if unit == "%" else f" {unit}".rstrip())
+            kept.append(f"{span} {m.metric.replace('_', ' ')}")
+        if m.n:
+            kept.append(f"n = {m.n}")
+        return ", ".join([f"no {field} recorded", *kept])
     label = getattr(m, "headline_label", m.statistic)
     parts = [f"{quote_of(m, getattr(m, field), m.unit, field=field)} {label} {m.metric.replace('_', ' ')}"]
     pct = measurement_uncertainty(m)

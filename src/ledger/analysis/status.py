@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..schema.envelope import Envelope
-from ..schema.kinds import Contract, Decision, Hypothesis
+from ..schema.kinds import Contract, Decision, Hypothesis, Measurement
 from .figures import quote_of
 from .guidance import Guidance
 from .keyed import issue_owner, owner_of
@@ -222,6 +222,32 @@ def _peak_notes(rows: list[dict[str, Any]], columns: list[Column]) -> list[str]:
     return notes
 
 
+def _no_row_because(ctx: StatusContext) -> str:
+    """Why a contract's stopping point has no row: no measurement names it, or those that do
+    are each kept out for a reason said here (the count agrees with home's contracts table)."""
+    assert ctx.choice.contract is not None
+    under = [
+        m
+        for m in ctx.records
+        if isinstance(m, Measurement) and m.contract == ctx.choice.contract.id and m.id not in ctx.superseded
+    ]
+    if not under:
+        return "No measurement under this contract yet."
+    why = sorted(
+        {
+            f"not comparable: {m.non_comparable_reason.rstrip('.')}"
+            if not m.comparable and m.non_comparable_reason
+            else "not comparable"
+            if not m.comparable
+            else f"outcome {m.outcome}"
+            for m in under
+        }
+    )
+    return (
+        f"No stopping-point row: {len(under)} measurement(s) under this contract, none a baseline ({'; '.join(why)})."
+    )
+
+
 def stopping_section(ctx: StatusContext) -> Section:
     columns = [
         Column("topology", "Topology", 1),
@@ -277,7 +303,7 @@ def stopping_section(ctx: StatusContext) -> Section:
     if peaks:
         notes.append(f"FLOP utilisation against the named peak {', '.join(peaks)}.")
     empty = (
-        "No measurement under this contract yet."
+        _no_row_because(ctx)
         if ctx.choice.contract is not None
         else "No contract record yet: `ledger add contract` names what must match."
     )
@@ -508,6 +534,43 @@ def families_section(ctx: StatusContext) -> Section | None:
     return Section("rejected_families", "Rejected families", columns, rows, "", notes)
 
 
+def outside_section(ctx: StatusContext) -> Section | None:
+    """Measurements under no contract (none named, or one no contract record has): no
+    stopping point can hold them, so they are listed here rather than vanishing."""
+    contracts = {r.id for r in ctx.records if isinstance(r, Contract)}
+    rows = [
+        {
+            "what": m.title or m.metric.replace("_", " "),
+            "contract": m.contract or "none named",
+            "topology": m.allocation.topology if m.allocation and m.allocation.topology else "–",
+            "when": m.when.strftime("%Y-%m-%d"),
+            "id": m.id,
+        }
+        for m in ctx.records
+        if isinstance(m, Measurement)
+        and m.id not in ctx.superseded
+        and (m.contract is None or m.contract not in contracts)
+    ]
+    if not rows:
+        return None
+    total = len(rows)
+    rows = sorted(rows, key=lambda r: (r["when"], r["id"]), reverse=True)[:NEWEST_DECISIONS]
+    columns = [
+        Column("what", "Measurement", 1),
+        Column("contract", "Contract", 2),
+        Column("topology", "Topology", 3),
+        Column("when", "Date", 4, "date"),
+        Column("id", "Record", 2, "id"),
+    ]
+    notes = [
+        "No stopping point compares these: add the contract they were measured under "
+        "(`ledger add contract`), then a measurement that names it (`contract:`)."
+    ]
+    if total > len(rows):
+        notes.insert(0, f"The newest {len(rows)} of {total}; `ledger list --kind measurement` lists every one.")
+    return Section("outside_contract", "Outside any contract", columns, rows, "", notes)
+
+
 #: Section builders, in the order they are shown: what the reader needs first (the stopping
 #: point and its sweeps, what is owed, what is pending, the newest decisions), then the detail
 #: behind them (where each row holds, rejected families). A builder returns None to stay silent, or a
@@ -520,6 +583,7 @@ SECTIONS: list[Callable[[StatusContext], Section | list[Section] | None]] = [
     decisions_section,
     regates_section,
     families_section,
+    outside_section,
 ]
 
 

@@ -147,6 +147,13 @@ def contract_stopping_page(data: SiteData, env, contract: Contract, current: boo
         rule=rule,
         table=section_markdown(data, page, section) if section else Markup(""),
         charts=thumbs,
+        # Every measurement under the contract, when none makes a row: the table's count
+        # on home is then a click away here, never contradicted by an empty page.
+        unranked=[
+            m for m in data.by_kind.get("measurement", []) if isinstance(m, Measurement) and m.contract == contract.id
+        ]
+        if section is not None and not section.rows
+        else [],
     )
     return Page(page, text)
 

@@ -100,7 +100,7 @@ def measurement(data: SiteData, m: Measurement) -> Markup:
         )
         lines.append(Markup(f'<p class="ledger-result">{_e(value)} <small>{_e(head)}</small></p>'))
     else:
-        lines.append(Markup('<p class="ledger-result">no valid step</p>'))
+        lines.append(Markup(f'<p class="ledger-result">{_e(result_line(m))}</p>'))
     facts: list[Markup] = [Markup("**Status:** ") + verdict(measurement_status(data, m))]
     for label, text in derived_facts(m, data.audit_of(m)):
         facts.append(Markup(f"**{label}:** ") + md_inline(text))
