@@ -56,7 +56,7 @@ DERIVATION = (
 
 def main() -> int:  # one driver, read top to bottom
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--phase", choices=["base", "fa4", "h27"], required=True)
+    ap.add_argument("--phase", choices=["base", "fa4", "h27", "h28"], required=True)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--state", type=Path, default=Path("/tmp/ledger-campaign/state.json"))
     ap.add_argument("--rounds", type=int, default=3)
@@ -76,6 +76,14 @@ def main() -> int:  # one driver, read top to bottom
         type=float,
         default=540.0,
         help="driver seconds after which no further sandwich starts (the device call's limit is 600 s)",
+    )
+    ap.add_argument(
+        "--deadline-s",
+        type=float,
+        default=0.0,
+        help="driver seconds the whole call may take (0: none): a sandwich starts only when its estimated "
+        "length (its compiles and 9 arm-rounds at the current step time) ends before it, the final measurement "
+        "kept",
     )
     ap.add_argument(
         "--no-probes",
@@ -115,12 +123,16 @@ def main() -> int:  # one driver, read top to bottom
 
     def save() -> None:
         result["device_seconds_driver"] = time.perf_counter() - t_start
+        result["environment_load"] = env_load  # saved as soon as sampled: a call cut short keeps it
         (out / f"campaign-{args.phase}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
 
+    env_load: dict = {}
     state = json.loads(args.state.read_text()) if args.state.exists() else {}
     current = Config(**state["current"]) if "current" in state else BASELINE
     if args.phase == "h27" and "current" not in state and not args.start:
         args.start = "attn=fa4,compile=blocks,optim=fused,batch=8"  # what issue #16's campaign reached
+    if args.phase == "h28" and "current" not in state and not args.start:
+        args.start = "attn=fa4,compile=blocks,optim=fused,weights=bf16-copy,batch=12"  # what h27 reached
     if args.start:
         fields = dict(kv.split("=", 1) for kv in args.start.split(","))
         current = Config(
@@ -130,7 +142,7 @@ def main() -> int:  # one driver, read top to bottom
             }
         )
     if args.small:
-        current = current.with_(batch=1)
+        current = current.with_(batch=1, attn="sdpa")  # flash-attn 4 runs on the GPU only
     say(f"start: phase {args.phase}, current configuration {current.label()}")
 
     # 1. Environment idle, ceiling.
@@ -158,7 +170,7 @@ def main() -> int:  # one driver, read top to bottom
         # collector), and events queued behind a GPU spin (device time alone).
         result["attention_timing"] = attention_timing(shape, device, say)
         save()
-    if cuda and args.phase == "h27":
+    if cuda and args.phase in ("h27", "h28"):
         from bf16_adamw import check as check_bf16_adamw
 
         result["bf16_adamw_check"] = check_bf16_adamw("cuda")
@@ -190,8 +202,18 @@ def main() -> int:  # one driver, read top to bottom
     say(f"workload: {shape.blocks} blocks, {work.params() / 1e9:.3f} B params fp32")
     flop_per_sample = sum(analytic_flops(shape).values())
     result["audits"] = {}
-    for attn in {"base": ["sdpa"], "fa4": ["fa4"], "h27": ["fa4", "mixed"]}[args.phase]:
-        cfg = Config(attn=attn, batch=shape.batch)
+    audit_cfgs = {
+        "sdpa": Config(attn="sdpa", batch=shape.batch),
+        "fa4": Config(attn="fa4", batch=shape.batch),
+        "mixed": Config(attn="mixed", batch=shape.batch),
+        # The fused projections' GEMMs must count what the separate ones did.
+        "fa4-fused": Config(attn="fa4", weights="bf16-copy", proj="fused", batch=shape.batch),
+    }
+    if args.small:
+        audit_cfgs["fa4-fused"] = audit_cfgs["fa4-fused"].with_(attn="sdpa")
+    for name in {"base": ["sdpa"], "fa4": ["fa4"], "h27": ["fa4", "mixed"], "h28": ["fa4", "fa4-fused"]}[args.phase]:
+        cfg = audit_cfgs[name]
+        attn = cfg.attn
         try:
             step = work.step_fn(cfg)
             step()
@@ -208,22 +230,28 @@ def main() -> int:  # one driver, read top to bottom
                         "mixed": "flash-attn 4 through ledger::fa4_fwd/fa4_bwd for self-attention, SDPA cuDNN "
                         "for cross-attention",
                     }[attn]
+                    + (
+                        "; q/k/v and cross-attention k/v projections as one GEMM each on the bf16 weight copies"
+                        if cfg.proj == "fused"
+                        else ""
+                    )
                 ),
             )
-            result["audits"][attn] = {
+            result["audits"][name] = {
                 "record": audit.record(),
                 "report": audit.report(),
                 "counted_by_op": audit.counted_by_op,
             }
-            say(f"audit {attn}: exact {audit.exact}\n{audit.report()}")
+            say(f"audit {name}: exact {audit.exact}\n{audit.report()}")
         except Exception as exc:
-            result["audits"][attn] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-            say(f"audit {attn} FAILED: {type(exc).__name__}: {str(exc)[:1500]}")
+            result["audits"][name] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+            say(f"audit {name} FAILED: {type(exc).__name__}: {str(exc)[:1500]}")
         work.drop(cfg)
     save()
 
     # 4. Sandwiches, one per change, each on top of the current configuration.
-    env_load: dict = {}
+    primes: list[float] = []  # seconds each arm's first step took (compile, capture, first call)
+    step_s: list[float] = []  # the last arm's median step
 
     def time_arm(cfg: Config, sample_env: bool = False) -> dict:
         step = work.step_fn(cfg)
@@ -258,6 +286,8 @@ def main() -> int:  # one driver, read top to bottom
         res = timer.finish()
         if sampler:
             sampler.join()
+        if res.median:
+            step_s.append(res.median)
         return {
             "started_at": started,
             "samples": res.samples,
@@ -290,6 +320,9 @@ def main() -> int:  # one driver, read top to bottom
                 if cuda:
                     torch.cuda.synchronize()
                 entry[f"{label}_prime_s"] = time.perf_counter() - t0
+                primes.append(entry[f"{label}_prime_s"])
+                say(f"  {label} built and stepped once in {entry[f'{label}_prime_s']:.1f} s")
+                save()
             for r in range(args.rounds):
                 row = {}
                 for label, cfg in (("a", a_cfg), ("candidate", candidate), ("b", a_cfg)):
@@ -343,11 +376,18 @@ def main() -> int:  # one driver, read top to bottom
         "batch14": lambda c: c.with_(batch=14),
         "cross-attention": lambda c: c.with_(attn="mixed"),
         "compile-model": lambda c: c.with_(compile="model"),
+        # Issue #27, second round (phase h28).
+        "fused-projections": lambda c: c.with_(proj="fused"),
+        "compile-tuned": lambda c: c.with_(mode="tuned"),
+        "compile-autotune": lambda c: c.with_(mode="max-autotune"),
     }
+    # How much longer than a default compile a change's compile is expected to take (for the deadline).
+    compile_factor = {"compile-tuned": 2.0, "compile-autotune": 4.0}
     order = {
         "base": ["batch", "optimizer", "compile", "graphs"],
         "fa4": ["attention"],
         "h27": ["weights", "batch12", "cross-attention"],
+        "h28": ["fused-projections", "compile-tuned", "compile-autotune"],
     }[args.phase]
     if args.only:
         order = [c for c in args.only.split(",") if c]
@@ -357,7 +397,7 @@ def main() -> int:  # one driver, read top to bottom
         result["profile_start"] = profile_step(work, current, cuda, say)
         save()
     for name in order:
-        if args.small and name in ("compile", "graphs", "compile-model") and not args.only:
+        if args.small and name in ("compile", "graphs", "compile-model", "compile-autotune") and not args.only:
             continue
         cand = changes[name](current)
         if cand == current:
@@ -367,10 +407,31 @@ def main() -> int:  # one driver, read top to bottom
             say(f"sandwich {name}: not started, {spent:.0f} s of the {args.budget_s:.0f} s budget spent")
             result.setdefault("not_started", []).append(name)
             continue
+        if args.deadline_s:
+            per_step = step_s[-1] if step_s else 1.3 * cand.batch / 12
+            first = max(primes) if primes else 60.0
+            estimate = (
+                (0 if primes else first)  # the control arm's compile, when nothing is compiled yet
+                + first * compile_factor.get(name, 1.0)
+                + args.rounds * 3 * (warmup + steps) * per_step * max(1.0, cand.batch / current.batch)
+            )
+            reserve = (args.final_steps + 2) * per_step + 10
+            if spent + estimate + reserve > args.deadline_s:
+                say(
+                    f"sandwich {name}: not started, {spent:.0f} s spent + {estimate:.0f} s estimated + {reserve:.0f} s "
+                    f"for the final measurement would pass the {args.deadline_s:.0f} s deadline"
+                )
+                result.setdefault("not_started", []).append(name)
+                continue
         sandwich(name, cand)
 
     # 5. The configuration reached, timed once more for the stopping point (fa4, h27 phases).
-    if args.phase in ("fa4", "h27") and time.perf_counter() - t_start < args.budget_s + 30:
+    taken = any(x.get("taken") for x in result["sandwiches"])
+    final_s = (args.final_steps + 2) * (step_s[-1] if step_s else 1.3)
+    in_time = not args.deadline_s or time.perf_counter() - t_start + final_s < args.deadline_s
+    if (
+        args.phase in ("fa4", "h27") or (args.phase == "h28" and taken and in_time)
+    ) and time.perf_counter() - t_start < args.budget_s + 30:
         say(f"final: {current.label()}")
         try:
             work.step_fn(current)()
@@ -388,7 +449,8 @@ def main() -> int:  # one driver, read top to bottom
         except Exception as exc:
             result["final"] = {"config": current.as_dict(), "error": f"{type(exc).__name__}: {exc}"[:1500]}
             say(f"  final FAILED: {exc}")
-    if args.phase == "h27" and result.get("sandwiches") and any(x.get("taken") for x in result["sandwiches"]):
+    profile_in_time = not args.deadline_s or time.perf_counter() - t_start + 15 < args.deadline_s
+    if args.phase in ("h27", "h28") and taken and (args.phase == "h27" or profile_in_time):
         if time.perf_counter() - t_start < args.budget_s + 30:
             result["profile_end"] = profile_step(work, current, cuda, say)
     result["environment_load"] = env_load

@@ -181,7 +181,7 @@ def profile_step(work: Workload, cfg: Config, cuda: bool, say) -> dict:
     # depend on the batch, and an eager forward at batch 8 would need more memory than the
     # compiled one), then events around the step, 3 times.
     opt_s = []
-    body_lin = work.bf16_copies()[1] if cfg.weights == "bf16-copy" else None
+    body_lin = work.copies_for(cfg)[1]
     for _ in range(3):
         latents, text, target, t = work.batch(1)
         work.enter(cfg)
@@ -212,9 +212,9 @@ def profile_step(work: Workload, cfg: Config, cuda: bool, say) -> dict:
 
 def _loss(work: Workload, cfg: Config, latents, text, target, t):
     """The step's forward and loss, eager (the profile's optimizer timing needs only the gradients)."""
-    from campaign_workload import OWN, BlockRunner, model_forward, sdpa_context
+    from campaign_workload import BlockRunner, model_forward, sdpa_context
 
-    lin = work.bf16_copies()[0] if cfg.weights == "bf16-copy" else OWN
+    lin = work.copies_for(cfg)[0]
     runners = [BlockRunner(b, cfg.attn, lin) for b in work.model.blocks]
     work._set_optimizer(cfg)
     with (

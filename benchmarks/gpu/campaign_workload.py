@@ -15,7 +15,14 @@ a step runs:
               bf16 copy of every linear's weight and bias beside its fp32 master, the forward
               uses the copy and its gradient stays bf16: `Bf16CopyAdamW`);
 - `graphs`:   False or True (the whole step, optimizer included, captured as one CUDA graph);
-- `batch`:    samples per step.
+- `batch`:    samples per step;
+- `proj`:     "separate" (one GEMM per projection) or "fused" (q/k/v as one GEMM, and the
+              cross-attention's k/v as one: the bf16 copies of those weights are row blocks of
+              one [3d, d] and one [2d, d] tensor the optimizer writes; bf16-copy weights only);
+- `mode`:     how Inductor compiles: "default", "tuned" (pointwise and reduction kernels
+              autotuned, with coordinate-descent tuning of their launch configs) or
+              "max-autotune" (mode max-autotune-no-cudagraphs: the matmuls autotuned too,
+              Triton templates against cuBLAS, epilogues fused where a template wins).
 
 Numerics are the same in both `weights` settings: autocast rounds the same fp32 master to
 bf16 (round to nearest even) and its matmul writes a bf16 weight gradient before the cast
@@ -42,6 +49,13 @@ from ledger.collectors.flash import flash_attn_func
 
 ATTN_LABELS = {"sdpa": "SDPA cuDNN", "fa4": "flash-attn 4", "mixed": "flash-attn 4 self + cuDNN cross"}
 COMPILE_LABELS = {"none": "eager", "blocks": "compiled blocks", "model": "compiled model"}
+MODE_LABELS = {"default": None, "tuned": "pointwise autotuned", "max-autotune": "max-autotune"}
+#: torch.compile's arguments per `mode`.
+COMPILE_MODES: dict[str, dict] = {
+    "default": {},
+    "tuned": {"options": {"max_autotune_pointwise": True, "coordinate_descent_tuning": True}},
+    "max-autotune": {"mode": "max-autotune-no-cudagraphs"},
+}
 
 
 @dataclass(frozen=True)
@@ -52,17 +66,20 @@ class Config:
     graphs: bool = False
     batch: int = 2
     weights: str = "autocast"
+    proj: str = "separate"
+    mode: str = "default"
 
     def key(self) -> str:
         return (
             f"{self.attn}/{self.compile}/{self.optim}/{self.weights}/"
-            f"{'graphs' if self.graphs else 'eager-launch'}/b{self.batch}"
+            f"{'graphs' if self.graphs else 'eager-launch'}/b{self.batch}/{self.proj}/{self.mode}"
         )
 
     def label(self) -> str:
         parts = [
             ATTN_LABELS[self.attn],
-            COMPILE_LABELS[self.compile],
+            COMPILE_LABELS[self.compile] + (f" ({MODE_LABELS[self.mode]})" if MODE_LABELS[self.mode] else ""),
+            "fused q/k/v and cross k/v projections" if self.proj == "fused" else None,
             "fused AdamW writing bf16 weights" if self.weights == "bf16-copy" else f"{self.optim} AdamW",
             "CUDA graph" if self.graphs else None,
             f"batch {self.batch}",
@@ -117,6 +134,28 @@ class Linears:
             return F.linear(x, lin.w16, lin.b16)
         return lin(x)
 
+    def many(self, block: nn.Module, names: tuple[str, ...], x) -> list:
+        """The projections `names` of `block` applied to one input `x`, one GEMM each."""
+        return [self(getattr(block, n), x) for n in names]
+
+
+class FusedLinears(Linears):
+    """bf16 copies as `Linears(bf16=True)`, except that the projections of one input run as one
+    GEMM: `block.<group>16` is the [len(names) * d, d] bf16 weight whose row blocks are the copies
+    of `names` (and `block.<group>b16` their biases), written by the optimizer like any copy."""
+
+    GROUPS = {("q", "k", "v"): "qkv", ("xk", "xv"): "xkv"}
+
+    def __init__(self) -> None:
+        super().__init__(bf16=True)
+
+    def many(self, block: nn.Module, names: tuple[str, ...], x) -> list:
+        group = self.GROUPS.get(names)
+        if group is None:
+            return super().many(block, names, x)
+        out = F.linear(x, getattr(block, f"{group}16"), getattr(block, f"{group}b16"))
+        return list(out.split(out.shape[-1] // len(names), dim=-1))
+
 
 OWN = Linears()
 
@@ -126,21 +165,13 @@ def block_forward(block: nn.Module, x, c, t6, impl: str, lin: Linears = OWN):
     self_impl, cross_impl = self_cross(impl)
     shift_a, scale_a, gate_a, shift_f, scale_f, gate_f = (block.scale_shift[None] + t6).unbind(1)
     h = F.rms_norm(x, (x.shape[-1],)) * (1 + scale_a[:, None]) + shift_a[:, None]
-    a = attention(
-        _rms(lin(block.q, h), block.q_norm),
-        _rms(lin(block.k, h), block.k_norm),
-        lin(block.v, h),
-        block.heads,
-        self_impl,
-    )
+    q, k, v = lin.many(block, ("q", "k", "v"), h)
+    a = attention(_rms(q, block.q_norm), _rms(k, block.k_norm), v.contiguous(), block.heads, self_impl)
     x = x + gate_a[:, None] * lin(block.o, a)
     h = F.rms_norm(x, (x.shape[-1],))
+    xk, xv = lin.many(block, ("xk", "xv"), c)
     a = attention(
-        _rms(lin(block.xq, h), block.xq_norm),
-        _rms(lin(block.xk, c), block.xk_norm),
-        lin(block.xv, c),
-        block.heads,
-        cross_impl,
+        _rms(lin(block.xq, h), block.xq_norm), _rms(xk, block.xk_norm), xv.contiguous(), block.heads, cross_impl
     )
     x = x + lin(block.xo, a)
     h = F.rms_norm(x, (x.shape[-1],)) * (1 + scale_f[:, None]) + shift_f[:, None]
@@ -175,8 +206,24 @@ class Bf16CopyAdamW:
     bias-corrected moments; `adamw_reference` is it in plain torch, for the check and the CPU).
     On CUDA the pass is one Triton kernel per parameter (`benchmarks/gpu/bf16_adamw.py`)."""
 
-    def __init__(self, opt: torch.optim.AdamW, copies: dict[torch.Tensor, torch.Tensor]) -> None:
-        self.opt, self.copies = opt, copies  # fp32 master parameter -> its bf16 copy (a leaf)
+    def __init__(
+        self,
+        opt: torch.optim.AdamW,
+        copies: dict[torch.Tensor, torch.Tensor],
+        grads: dict[torch.Tensor, tuple[torch.Tensor, slice]] | None = None,
+    ) -> None:
+        self.opt, self.copies = opt, copies  # fp32 master parameter -> its bf16 copy (a leaf, or a row block of one)
+        # master -> (the fused bf16 leaf, the rows of it that are this master's copy), for copies
+        # that are row blocks of one leaf: their gradient is those rows of the leaf's gradient.
+        self.grads = grads or {}
+        self.leaves = list({id(leaf): leaf for leaf, _ in self.grads.values()}.values())
+
+    def grad_of(self, p: torch.Tensor):
+        if p in self.grads:
+            leaf, rows = self.grads[p]
+            return None if leaf.grad is None else leaf.grad[rows]
+        copy = self.copies.get(p)
+        return copy.grad if copy is not None else p.grad
 
     @torch.no_grad()
     def step(self) -> None:
@@ -184,7 +231,7 @@ class Bf16CopyAdamW:
             lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
             for p in group["params"]:
                 copy = self.copies.get(p)
-                grad = copy.grad if copy is not None else p.grad
+                grad = self.grad_of(p)
                 if grad is None:
                     continue
                 state = self.opt.state[p]
@@ -253,6 +300,7 @@ class Workload:
         self.steps: dict[str, object] = {}
         self.graphs: dict[str, torch.cuda.CUDAGraph] = {}
         self._bf16: tuple[Linears, Bf16CopyAdamW] | None = None
+        self._fused: tuple[Linears, Bf16CopyAdamW] | None = None
         self.active: str | None = None  # the key of the configuration that stepped last
 
     def bf16_copies(self) -> tuple[Linears, Bf16CopyAdamW]:
@@ -272,11 +320,37 @@ class Workload:
             self._bf16 = (Linears(bf16=True), Bf16CopyAdamW(self.opt, masters))
         return self._bf16
 
+    def fused_copies(self) -> tuple[Linears, Bf16CopyAdamW]:
+        """The bf16 copies with each block's q/k/v weights as row blocks of one [3d, d] leaf and
+        its cross-attention k/v as one [2d, d] (biases likewise), the other linears' copies shared
+        with `bf16_copies`, and the optimizer that writes them all; 1.3 GB more at the reference
+        shapes (the grouped weights are copied twice: once per layout)."""
+        if self._fused is None:
+            _, base = self.bf16_copies()
+            copies = dict(base.copies)
+            grads: dict[torch.Tensor, tuple[torch.Tensor, slice]] = {}
+            for block in self.model.blocks:
+                for names, group in FusedLinears.GROUPS.items():
+                    mods = [getattr(block, n) for n in names]
+                    for attr, params in (("16", [m.weight for m in mods]), ("b16", [m.bias for m in mods])):
+                        leaf = torch.cat([p.detach() for p in params]).to(torch.bfloat16).requires_grad_(True)
+                        setattr(block, f"{group}{attr}", leaf)
+                        start = 0
+                        for p in params:
+                            rows = slice(start, start + p.shape[0])
+                            copies[p], grads[p] = leaf.detach()[rows], (leaf, rows)
+                            start += p.shape[0]
+            self._fused = (FusedLinears(), Bf16CopyAdamW(self.opt, copies, grads))
+        return self._fused
+
     def zero_grad(self) -> None:
         self.opt.zero_grad(set_to_none=True)
-        if self._bf16 is not None:
-            for copy in self._bf16[1].copies.values():
-                copy.grad = None
+        for held in (self._bf16, self._fused):
+            if held is not None:
+                for copy in held[1].copies.values():
+                    copy.grad = None
+                for leaf in held[1].leaves:
+                    leaf.grad = None
 
     def params(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
@@ -301,14 +375,22 @@ class Workload:
             else:
                 group.update(fused=cuda, foreach=None if cuda else False, capturable=cfg.graphs and cuda)
 
+    def copies_for(self, cfg: Config) -> tuple[Linears, Bf16CopyAdamW | None]:
+        if cfg.weights != "bf16-copy":
+            if cfg.proj != "separate":
+                raise RuntimeError("fused projections are built on the bf16 weight copies only")
+            return OWN, None
+        return self.fused_copies() if cfg.proj == "fused" else self.bf16_copies()
+
     def _body(self, cfg: Config):
-        lin, bf16_opt = self.bf16_copies() if cfg.weights == "bf16-copy" else (OWN, None)
+        lin, bf16_opt = self.copies_for(cfg)
         runners = [BlockRunner(b, cfg.attn, lin) for b in self.model.blocks]
+        how = COMPILE_MODES[cfg.mode]
         if cfg.compile == "blocks":
-            runners = [torch.compile(r, dynamic=False) for r in runners]
+            runners = [torch.compile(r, dynamic=False, **how) for r in runners]
         forward = model_forward
         if cfg.compile == "model":
-            forward = torch.compile(model_forward, dynamic=False)
+            forward = torch.compile(model_forward, dynamic=False, **how)
         latents, text, target, t = self.batch(cfg.batch)
         autocast = torch.autocast(self.device.type, dtype=torch.bfloat16)
         sdpa = cfg.attn in ("sdpa", "mixed")
@@ -328,7 +410,7 @@ class Workload:
         """Before a step of `cfg` after a step of another configuration: the bf16 copies are
         rewritten from the masters the other configuration updated (a warmup step pays it)."""
         if self.active != cfg.key() and cfg.weights == "bf16-copy":
-            self.bf16_copies()[1].refresh()
+            self.copies_for(cfg)[1].refresh()  # type: ignore[union-attr]
         self.active = cfg.key()
 
     def step_fn(self, cfg: Config):
@@ -379,10 +461,17 @@ class Workload:
         self.steps.pop(cfg.key(), None)
         self.graphs.pop(cfg.key(), None)
         self.zero_grad()
-        if cfg.weights == "bf16-copy" and not any(k.split("/")[3] == "bf16-copy" for k in self.steps):
+        kept = [k.split("/") for k in self.steps]
+        if cfg.proj == "fused" and not any(k[3] == "bf16-copy" and k[6] == "fused" for k in kept):
+            for block in self.model.blocks:
+                for group in FusedLinears.GROUPS.values():
+                    setattr(block, f"{group}16", None)
+                    setattr(block, f"{group}b16", None)
+            self._fused = None  # the grouped copies' 1.3 GB go back
+        if cfg.weights == "bf16-copy" and not any(k[3] == "bf16-copy" for k in kept):
             for mod in self.model.modules():
                 if isinstance(mod, nn.Linear):
                     mod.w16 = mod.b16 = None
-            self._bf16 = None  # the copies' 4.5 GB go back when no kept configuration uses them
+            self._bf16 = self._fused = None  # the copies' 4.5 GB go back when no kept configuration uses them
         if self.device.type == "cuda":
             torch.cuda.empty_cache()

@@ -7,6 +7,9 @@
 #   bash benchmarks/gpu/run_campaign.sh h27        # issue #27, from flash-attn 4, compiled blocks, batch 8:
 #                                                  # attention timing, profile, bf16 weight copy, batch 12,
 #                                                  # cuDNN cross-attention, final measurement
+#   bash benchmarks/gpu/run_campaign.sh h28 --deadline-s 480   # issue #27, second round, from batch 12 with the
+#                                                  # bf16 weight copy: fused q/k/v projections, pointwise-
+#                                                  # autotuned compile, max-autotune (each only if it fits)
 #
 # WHEELS (default .whl) is the folder benchmarks/gpu/fetch_wheels.sh wrote, or the part of it
 # this call carries; install_wheels.sh stashes what arrives in /tmp and installs flash-attn 4
@@ -24,9 +27,9 @@ source "$ROOT/benchmarks/gpu/install_wheels.sh" "${WHEELS:-$ROOT/.whl}"
 if [ "$PHASE" != base ] && [ "$FA4_READY" != 1 ]; then
   echo "flash-attn 4 is not installed on this machine (a part is missing): the $PHASE phase records FA4 as failed"
 fi
-# Phase h27 steps at batch 8 and 12 in one process: expandable segments keep the caching
+# Phases h27 and h28 step at batch 8 and 12 in one process: expandable segments keep the caching
 # allocator's blocks from fragmenting between the arms (every arm of a sandwich runs under it).
-[ "$PHASE" = h27 ] && export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}"
+case "$PHASE" in h27|h28) export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}";; esac
 echo "commit $(git -C "$ROOT" log -1 --format=%h 2>/dev/null || echo unknown)"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv || true
