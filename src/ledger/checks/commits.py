@@ -22,7 +22,7 @@ from .guarded import base_guarded, guarded_of
 from .history import STATUS_WORDS, walk_records_history
 from .info import Info
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
-from .pages import owed_of_page, page_settings
+from .pages import UNOWNED_TAG, named_items, owed_of_page, page_settings
 from .perfile import check_pages
 from .policy import Policy, accepts_config_change, config_at, judge_config
 from .records import FileRules, inspect_artifact, inspect_batch, inspect_file, stamp_time
@@ -60,6 +60,9 @@ class RangeCheck:
         self.known = known
         self.pushing = pushing
         self.prefix = ledger_prefix(ledger, git)
+        #: (before, after) when the change raises the owed high-water mark; the items named for it.
+        self.raised: tuple[int, int] | None = None
+        self.named: set[str] = set()
 
     def rel(self, path: str) -> str:
         """A repository path relative to the ledger's root."""
@@ -92,6 +95,8 @@ class RangeCheck:
         if f.on("rejected-family") and any(i.family for i in infos):
             self.families(infos)
         check_attachments(f, infos, self.head_tree)
+        if self.raised is not None:
+            self.named = self.unowned_named(infos)
         self.pages(pages_changed, linked)
 
     def changes(self) -> tuple[list[str], list[str], set[str]]:
@@ -147,8 +152,12 @@ class RangeCheck:
         violations, infos = inspect_batch(batch, f.file_rules())
         f.extend(violations)
         f.result.records_checked += sum(1 for p in added if p.endswith(".json"))
-        if policy.loosenings and not any(accepts_config_change(i.kind, i.tags) for i in infos):
-            for change in policy.loosenings:
+        loosenings = policy.loosenings
+        if any(i.kind == "note" and UNOWNED_TAG in i.tags for i in infos):
+            # Raising the owed mark is judged with the pages: the note must name the new items.
+            loosenings = [c for c in loosenings if c.field != MARK_FIELD]
+        if loosenings and not any(accepts_config_change(i.kind, i.tags) for i in infos):
+            for change in loosenings:
                 f.emit(
                     "config-change",
                     CONFIG_NAME,
@@ -203,7 +212,7 @@ class RangeCheck:
             {i for p in pages_changed for fig in pages_mod.quoted_figures(pages_text[self.rel(p)]) for i in fig.ids}
         )
         judged = [self.rel(p) for p in pages_changed]
-        check_pages(self.f, pages_text, judged, owners.get, self.known.get, self.guard.covers)
+        check_pages(self.f, pages_text, judged, owners.get, self.known.get, self.guard.covers, self.raised, self.named)
 
     def issue_owners(self, pages_text: dict[str, str]) -> dict[int, str | None]:
         """Owner of each issue that an unowned Owed item of a page cites, from the head tree's issue records."""
@@ -338,18 +347,32 @@ class RangeCheck:
             check_file(self.rel(path), old, new, key, allowed, self.f.emit)
 
     def mark_lowered(self, old: bytes, new: bytes) -> None:
-        """The owed high-water mark only goes down: a change that raises it is refused."""
+        """The owed high-water mark only goes down: a change that raises it is judged with the
+        pages (`check_high_water`), where it stands only if the change names the new unowned
+        items in notes tagged `owed-unowned`."""
         if not self.f.on("owed-high-water"):
             return
         before, after = _high_water(old), _high_water(new)
         if before is not None and after is not None and after > before:
-            self.f.emit(
-                "owed-high-water",
-                CONFIG_NAME,
-                f"rules.owed-high-water.high_water raised from {before} to {after}; the mark only goes down",
-                field="rules.owed-high-water.high_water",
-                fix=f"set it back to {before} (or lower), and give the new owed items owners or issues with owners",
-            )
+            self.raised = (before, after)
+
+    def unowned_named(self, infos: list[Info]) -> set[str]:
+        """The owed items that the `owed-unowned` notes this change adds name (one a line)."""
+        notes = [i for i in infos if i.kind == "note" and UNOWNED_TAG in i.tags]
+        if not notes:
+            return set()
+        bodies = []
+        for raw in self.head_tree.read([i.path[len(self.f.records_rel) + 1 :] for i in notes]):
+            try:
+                body = json.loads(raw or b"{}").get("body")
+            except ValueError:
+                continue
+            if isinstance(body, str):
+                bodies.append(body)
+        return named_items(bodies)
+
+
+MARK_FIELD = "rules.owed-high-water.high_water"
 
 
 def _high_water(raw: bytes) -> int | None:

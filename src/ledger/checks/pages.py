@@ -13,7 +13,7 @@ A page may turn a rule off for itself in its front matter:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .. import pages
 from ..analysis.figures import supported_digits_relative
@@ -51,9 +51,11 @@ RULES: tuple[Rule, ...] = (
         "Items under Owed sections (`## Owed`, `## 7. Owed`, ...) have owners: an Owner column, "
         "`owner: NAME`, `@handle`, or an issue `#N` whose issue record has an owner. The number of "
         "unowned items may not exceed the high-water mark, and when it falls below it the same "
-        "change lowers the mark: the mark only goes down.",
+        "change lowers the mark: the mark only goes down, except by a change that adds notes tagged "
+        "`owed-unowned` naming each new unowned item (one a line), the visible record of work nobody owns yet.",
         "Give the item an owner, or file an issue with an owner and name it (#N). When the count "
-        "drops, set rules.owed-high-water.high_water in ledger.yaml to the new count.",
+        "drops, set rules.owed-high-water.high_water in ledger.yaml to the new count. To record new work "
+        "nobody owns yet, raise the mark and add a note tagged owed-unowned naming each new item.",
         {"high_water": 0},
         {"high_water": "Unowned owed items allowed across all pages; lower it as items get owners."},
     ),
@@ -180,14 +182,60 @@ def owed_of_page(text: str, front: dict) -> list[tuple[int, str, str | None, tup
     return out
 
 
+#: The tag of a note that records new owed items nobody owns yet, naming each (one a line).
+UNOWNED_TAG = "owed-unowned"
+
+
+def item_key(text: str) -> str:
+    """An owed item as a note names it: case, spacing and a leading list marker do not matter."""
+    return " ".join(text.strip().lstrip("-*+•").split()).casefold()
+
+
+def named_items(bodies: Iterable[str]) -> set[str]:
+    """The owed items the `owed-unowned` notes' bodies name, one a line."""
+    return {item_key(line) for body in bodies for line in body.splitlines() if item_key(line)}
+
+
 def check_high_water(
-    texts: dict[str, str], active: dict, emit: Emit, issue_owner: Callable[[int], str | None], config_file: str
+    texts: dict[str, str],
+    active: dict,
+    emit: Emit,
+    issue_owner: Callable[[int], str | None],
+    config_file: str,
+    raised: tuple[int, int] | None = None,
+    named: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> None:
+    """Unowned owed items against the mark. `raised` (before, after): the change raises the
+    mark; it stands only when notes tagged `owed-unowned` that the same change adds name at
+    least `after - before` of the unowned items (`named`), the visible act that records new
+    work nobody owns yet. Otherwise the mark only goes down."""
     if "owed-high-water" not in active:
         return
     mark = active["owed-high-water"].params["high_water"]
     count, unowned = owed_count(texts, issue_owner)
     field = "rules.owed-high-water.high_water"
+    if raised is not None:
+        before, after = raised
+        admitted = [u for u in unowned if item_key(u[2]) in named]
+        if after - before <= len(admitted) and after <= count:
+            mark = after
+        else:
+            why = (
+                f"notes tagged {UNOWNED_TAG} in this change name {len(admitted)} of the unowned items"
+                if named
+                else f"no note tagged {UNOWNED_TAG} in this change names the new unowned items"
+            )
+            emit(
+                "owed-high-water",
+                config_file,
+                f"rules.owed-high-water.high_water raised from {before} to {after}; the mark only goes down "
+                f"unless the change names each new unowned item ({why})",
+                field=field,
+                fix=f"set it back to {before} (or lower) and give the new owed items owners or issues with owners; "
+                f"or, to record work nobody owns yet, add in the same change a note tagged {UNOWNED_TAG} whose "
+                "body names each new unowned item, one a line, as its page writes it",
+            )
+            return
     if count > mark:
         listed = "; ".join(f"{p}:{line} {text[:60]}" for p, line, text in unowned[:8])
         more = f" and {len(unowned) - 8} more" if len(unowned) > 8 else ""

@@ -90,6 +90,8 @@ def check_pages(
     issue_owner: Callable[[int], str | None],
     lookup: Callable[[str], Info | None],
     guarded: Callable[[str], bool] = lambda path: True,
+    raised: tuple[int, int] | None = None,
+    named: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> None:
     """The page rules on the pages `checked` that are `guarded` (checks/guarded.py), keyed-unique
     on the keyed tables among them; the owed high-water mark over the guarded ones of `pages_text`."""
@@ -111,4 +113,4 @@ def check_pages(
                 check_unique_keys(path, text, key, f.emit)
     f.result.pages_checked = len(checked)
     owed_pages = {p: t for p, t in pages_text.items() if guarded(p)}
-    check_high_water(owed_pages, f.active, f.emit, issue_owner, CONFIG_NAME)
+    check_high_water(owed_pages, f.active, f.emit, issue_owner, CONFIG_NAME, raised, named)
