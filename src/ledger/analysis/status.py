@@ -208,7 +208,7 @@ def _peak_notes(rows: list[dict[str, Any]], columns: list[Column]) -> list[str]:
             r[f"mfu@{p['peak']}"] = p["text"]
     at = next((i + 1 for i, c in enumerate(columns) if c.key == "mfu"), len(columns))
     for offset, name in enumerate(extra):
-        columns.insert(at + offset, Column(f"mfu@{name}", f"MFU, {name}", 2, "figure"))
+        columns.insert(at + offset, Column(f"mfu@{name}", f"MFU, {name}", 3, "figure"))
     conventions = sorted({r["peak_convention"] for r in rows if r["peak_convention"]})
     tflops = {r["peak_convention"]: r["peak_tflops"] for r in rows if r["peak_convention"] and r["peak_tflops"]}
     named = [peak_label(c, tflops[c]) if c in tflops else c for c in conventions]
