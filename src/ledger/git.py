@@ -7,6 +7,14 @@ hook that git started from a `git worktree` still reads the repository of the fo
 asked about; replace objects and grafts are off, so `git replace` cannot make a commit or blob
 read as another.
 
+Every command is also hardened against the repository it reads (`command`, the one place a
+git command line is made): a judged repository's config cannot make git run a program. Its
+fsmonitor, hooks, pager, external diff and textconv drivers are off, and a bare repository is
+used only when named explicitly (`safe.bareRepository=explicit`), so a bare repository
+committed inside a work tree (with `core.fsmonitor` in its committed `config`) is refused
+instead of read. The options are `-c` options, which beat every config file; the user's own
+global and system config (where CI puts `safe.directory`) are still read for the rest.
+
 Reads of many blobs go through one `cat-file --batch`, so a pre-push check reads only the
 blobs the push adds. GitPython is not used: it cost ~0.1 s of import time on every push and
 `ledger add`, ran these same commands, and decoded diffs that the stamps need as exact bytes.
@@ -38,26 +46,78 @@ def clean_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env["GIT_NO_REPLACE_OBJECTS"] = "1"
     env["GIT_GRAFT_FILE"] = os.devnull
     env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_PAGER"] = "cat"
+    env["PAGER"] = "cat"
     env["LC_ALL"] = "C"
     return env
 
 
-#: Options given before every subcommand: replace objects off, and paths printed as they are
-#: (core.quotePath=false: no octal escapes for non-ASCII names). No pager runs: output is captured.
-GLOBAL_OPTIONS = ("--no-replace-objects", "-c", "core.quotePath=false")
+#: Settings that make git run a program, neutralised for every command ledger runs: a judged
+#: repository's config (a committed bare repository's `config`, a clone's) cannot run code
+#: through them. `-c` beats every config file. `safe.bareRepository=explicit` refuses a bare
+#: repository that git would otherwise discover from the working folder.
+HARDENED_CONFIG = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", os.devnull),
+    ("core.pager", "cat"),
+    ("diff.external", ""),
+    ("core.alternateRefsCommand", ""),
+    ("core.untrackedCache", "false"),
+    ("submodule.recurse", "false"),
+    ("safe.bareRepository", "explicit"),
+)
+
+#: Options given before every subcommand: replace objects off, paths printed as they are
+#: (core.quotePath=false: no octal escapes for non-ASCII names), then the hardened settings.
+GLOBAL_OPTIONS = (
+    "--no-replace-objects",
+    "-c",
+    "core.quotePath=false",
+    *(opt for key, value in HARDENED_CONFIG for opt in ("-c", f"{key}={value}")),
+)
+
+#: Subcommands that can run a diff driver: external diff and textconv are refused on each.
+_DIFFING = frozenset({"diff", "diff-tree", "diff-index", "diff-files", "log", "show"})
+
+
+def command(*args: str, hooks: bool = False) -> list[str]:
+    """The one way ledger makes a git command line: `git`, the hardened global options, the
+    subcommand, `--no-ext-diff --no-textconv` on every diffing subcommand, then the rest.
+    `hooks=True` keeps the repository's hooks path (for `ledger push`, whose pre-push hook
+    must run, and to find where `ledger hook install` writes); everything else stays hardened."""
+    options = list(GLOBAL_OPTIONS)
+    if hooks:
+        at = options.index(f"core.hooksPath={os.devnull}")
+        del options[at - 1 : at + 1]
+    if not args:
+        return ["git", *options]
+    sub, rest = args[0], list(args[1:])
+    if sub in _DIFFING:
+        rest = ["--no-ext-diff", "--no-textconv", *rest]
+    return ["git", *options, sub, *rest]
 
 
 class GitError(RuntimeError):
     pass
 
 
+def looks_bare(path: Path) -> bool:
+    """True when `path` holds git's own files (HEAD, objects/, refs/): a bare repository, or
+    a git folder committed inside a work tree. ledger never reads one found this way: git
+    runs with `safe.bareRepository=explicit`, and the caller says why it refused."""
+    path = Path(path)
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
 class Git:
-    def __init__(self, cwd: Path):
+    def __init__(self, cwd: Path, *, hooks: bool = False):
         self.cwd = Path(cwd)
+        #: Keep the repository's own hooks path (only to find or install ledger's hook).
+        self.hooks = hooks
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
         proc = subprocess.run(
-            ["git", *GLOBAL_OPTIONS, *args], cwd=self.cwd, input=input, capture_output=True, env=clean_env()
+            command(*args, hooks=self.hooks), cwd=self.cwd, input=input, capture_output=True, env=clean_env()
         )
         if check and proc.returncode != 0:
             raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
@@ -69,14 +129,14 @@ class Git:
     def ok(self, *args: str) -> bool:
         return (
             subprocess.run(
-                ["git", *GLOBAL_OPTIONS, *args], cwd=self.cwd, capture_output=True, env=clean_env()
+                command(*args, hooks=self.hooks), cwd=self.cwd, capture_output=True, env=clean_env()
             ).returncode
             == 0
         )
 
     def maybe(self, *args: str) -> str | None:
         """The command's output, or None when it fails (no such ref, no remote, detached HEAD)."""
-        proc = subprocess.run(["git", *GLOBAL_OPTIONS, *args], cwd=self.cwd, capture_output=True, env=clean_env())
+        proc = subprocess.run(command(*args, hooks=self.hooks), cwd=self.cwd, capture_output=True, env=clean_env())
         return proc.stdout.decode("utf-8", "surrogateescape").strip() if proc.returncode == 0 else None
 
     @property
@@ -139,12 +199,20 @@ class Git:
         """Mode of each of `paths` (exact paths, not recursive) at `commit`; absent ones are left out."""
         if commit == EMPTY_TREE or not paths:
             return {}
-        out = self.run("ls-tree", "-z", commit, "--", *paths, check=False)
+        wanted = list(dict.fromkeys(paths))
         found: dict[str, str] = {}
-        for entry in out.decode("utf-8", "surrogateescape").split("\0"):
-            if "\t" in entry:
-                meta, path = entry.split("\t", 1)
-                found[path] = meta.split(" ")[0]
+        # git descends into a path that is the prefix of another pathspec ("a" beside "a/b"
+        # lists a's entries), so one call takes paths that do not nest, and only exact
+        # names count.
+        while wanted:
+            batch = [p for p in wanted if not any(q != p and q.startswith(p.rstrip("/") + "/") for q in wanted)]
+            wanted = [p for p in wanted if p not in batch]
+            out = self.run("ls-tree", "-z", "--full-tree", commit, "--", *batch, check=False)
+            for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+                if "\t" in entry:
+                    meta, path = entry.split("\t", 1)
+                    if path in batch:
+                        found[path] = meta.split(" ")[0]
         return found
 
     def diff_trees(self, old: str | None, new: str | None) -> list[tuple[str, str]]:

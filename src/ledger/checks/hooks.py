@@ -61,6 +61,7 @@ class HookResult:
 
 
 def hooks_dir(git: Git) -> Path:
+    git = Git(git.cwd, hooks=True)  # the repository's own hooks path, not the hardened /dev/null
     configured = git.text("config", "--get", "core.hooksPath", check=False)
     if configured:
         path = Path(os.path.expanduser(configured))

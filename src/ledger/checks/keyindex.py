@@ -52,7 +52,9 @@ def key_index(git: Git, commit: str, folder: str, kind: str, fields: tuple[str, 
     if changes is None:
         added = [
             p
-            for p in git.run("ls-tree", "-r", "-z", "--name-only", tree).decode("utf-8", "surrogateescape").split("\0")
+            for p in git.run("ls-tree", "-r", "-z", "--full-tree", "--name-only", tree)
+            .decode("utf-8", "surrogateescape")
+            .split("\0")
             if p
         ]
     else:

@@ -11,6 +11,7 @@ folder's history) and `pushes` (what only a push has: remote branches, deletions
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
@@ -46,7 +47,13 @@ class Checker:
     @property
     def git(self) -> Git:
         if self._git is None:
-            self._git = Git(self.ledger.root)
+            # At the top of the repository: every path the checks give git (`rev:path`,
+            # pathspecs, `ls-tree` of a tree) is relative to the top, and git reads a
+            # pathspec relative to the folder it runs in. Run from a ledger below the top,
+            # the ranges saw no record and the key index was empty.
+            git = Git(self.ledger.root)
+            top = git.maybe("rev-parse", "--show-toplevel")
+            self._git = Git(Path(top)) if top else git
         return self._git
 
     def run_all(self) -> None:

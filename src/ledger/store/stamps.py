@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, Problem
-from ..git import Git, GitError
+from ..git import Git, GitError, looks_bare
 from ..redact import redact_url as _redact_url
 from ..schema.envelope import Allocation, Source, Tool
 from ..version import __version__
@@ -82,6 +82,19 @@ def source_stamp(path: Path, exclude: Path | None = None) -> Source:
     )
     if not Path(path).is_dir():
         raise not_a_checkout
+    if looks_bare(Path(path)):
+        raise InputError(
+            "source is a bare repository",
+            [
+                Problem(
+                    str(path),
+                    "source",
+                    "is a bare repository (git's own files, as a repository committed inside a work tree "
+                    "holds them); ledger reads a source only from a checkout, never a bare one it finds",
+                    "point `source:` (or --source) at a checkout you cloned",
+                )
+            ],
+        )
     git = Git(Path(path))
     top = git.maybe("rev-parse", "--show-toplevel")
     if not top:  # not in a repository, or in a bare one / inside .git: no checkout to stamp

@@ -47,6 +47,7 @@ from ..checks import CheckResult, run_check
 from ..checks.hooks import CHECKED_ENV
 from ..errors import InputError, Problem
 from ..git import ZERO, Git, GitError, clean_env
+from ..git import command as git_command
 from .locks import PushState, StaleLock, inspect_lock, locks_named, repository_of, stale_locks_in
 
 #: The remote's queue: one ref per push, written only by that push.
@@ -202,7 +203,7 @@ class _Run:
                 full[name] = os.environ[name]
         full.update(env or {})
         proc = subprocess.run(
-            ["git", *args], cwd=self.ledger.root, capture_output=True, text=True, env=full, input=stdin
+            git_command(*args, hooks=True), cwd=self.ledger.root, capture_output=True, text=True, env=full, input=stdin
         )
         if check and proc.returncode != 0:
             raise GitError(f"git {' '.join(args[:3])}: {proc.stderr.strip()}")
