@@ -62,11 +62,17 @@ def _progress(enabled: bool):
         yield update
 
 
-def _build(ctx: click.Context, out: str | None, strict: bool, fmt: str):
+def _build(ctx: click.Context, out: str | None, strict: bool, fmt: str, repository_code: bool = False):
 
     ledger = open_ledger(ctx)
     with _progress(fmt == "text" and sys.stderr.isatty()) as progress:
-        return ledger, build_site(ledger, out=Path(out) if out else None, strict=strict, progress=progress)
+        return ledger, build_site(
+            ledger,
+            out=Path(out) if out else None,
+            strict=strict,
+            progress=progress,
+            repository_code=repository_code,
+        )
 
 
 @command.command("build")
@@ -82,18 +88,24 @@ def _build(ctx: click.Context, out: str | None, strict: bool, fmt: str):
     show_default=True,
     help="Fail (exit 1) on any MkDocs warning, page-rule violation or broken link.",
 )
+@click.option(
+    "--repository-code",
+    is_flag=True,
+    help="Use the code this repository brings: site.templates, asset overrides, and mkdocs.yml's hooks, "
+    "theme.custom_dir, extra scripts and styles, !ENV and !!python tags. Refused without it.",
+)
 @FORMAT_OPTION
 @click.pass_context
-def build(ctx: click.Context, out: str | None, strict: bool, fmt: str) -> int:
+def build(ctx: click.Context, out: str | None, strict: bool, repository_code: bool, fmt: str) -> int:
     """Render the ledger into Markdown, then build the site with MkDocs.
 
     Templates come from ledger's package, overridden file by file by the folder named in
-    `site.templates` of ledger.yaml. Exit codes: 0 built, 1 problems under --strict,
+    `site.templates` of ledger.yaml, only with --repository-code (they render sandboxed). Exit codes: 0 built, 1 problems under --strict,
     2 bad input.
     """
 
     try:
-        ledger, result = _build(ctx, out, strict, fmt)
+        ledger, result = _build(ctx, out, strict, fmt, repository_code)
     except SiteCheckFailed as exc:
         if fmt == "json":
             print_json({"ok": False, "problems": [p.as_dict() for p in exc.problems]})

@@ -21,11 +21,14 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+
+from jinja2 import TemplateError
 
 from ..checks.registry import Active, configure, ledger_guidance
 from ..config import CONFIG_NAME, inside
@@ -40,6 +43,7 @@ from . import (
     mkdocs_run,
     page_rules,
     record_pages,
+    repo_code,
     report,
     sandwiches,
     specs,
@@ -167,11 +171,31 @@ def render_pages(
     expected = len(data.cited) + sum(len(p) for p in data.listing_pages.values()) + 11
     n = 0
     for source in sources:
-        for page in source:
-            n += 1
-            if n % 200 == 0:
-                progress("rendering pages", n, expected)
-            yield page
+        try:
+            for page in source:
+                n += 1
+                if n % 200 == 0:
+                    progress("rendering pages", n, expected)
+                yield page
+        except TemplateError as exc:
+            if not templates:
+                raise
+            # The repository's own template failed, or reached for what the sandbox refuses.
+            # Jinja puts the template's file and line into the traceback.
+            folder = str((ledger.root / templates).resolve())
+            frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(folder)]
+            where = f"{frames[-1].filename}:line {frames[-1].lineno}" if frames else str(templates)
+            raise InputError(
+                "a template of site.templates failed",
+                [
+                    Problem(
+                        where,
+                        "site.templates",
+                        f"{type(exc).__name__}: {exc}",
+                        "fix the template (it renders in Jinja's sandbox), or remove it",
+                    )
+                ],
+            ) from None
     progress("rendering pages", n, n)
 
 
@@ -265,13 +289,21 @@ def _asset(ledger, name: str) -> bytes:
 
 
 def build_site(
-    ledger, *, out: Path | str | None = None, strict: bool = True, progress: Progress | None = None, mkdocs: bool = True
+    ledger,
+    *,
+    out: Path | str | None = None,
+    strict: bool = True,
+    progress: Progress | None = None,
+    mkdocs: bool = True,
+    repository_code: bool = False,
 ) -> SiteResult:
     """Generate the Markdown, build it with MkDocs into `out` (default: site_dir of mkdocs.yml),
     then check the page rules and the built HTML's links.
 
     With `strict`, a MkDocs warning, a page-rule violation or a broken link raises
-    SiteCheckFailed (exit 1); without it they come back in `SiteResult.warnings`.
+    SiteCheckFailed (exit 1); without it they come back in `SiteResult.warnings`. Code the
+    repository brings (templates, scripts, styles, MkDocs hooks) is refused unless
+    `repository_code` (`--repository-code`, the person building's opt-in; `repo_code`).
     """
     progress = progress or _noop
     started = time.perf_counter()
@@ -288,7 +320,9 @@ def build_site(
     # can send it elsewhere (--out).
     target = Path(out).resolve() if out else mkdocs_run.site_dir(mkdocs_yml, ledger.root, settings)
     docs = inside(ledger.root, ledger.config.site.docs_dir, "site.docs_dir")
-    output_folders(ledger, docs, target, mkdocs_run.docs_dir(mkdocs_yml, ledger.root, settings))
+    mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml, ledger.root, settings)
+    repo_code.guard(ledger, mkdocs_yml, settings, mkdocs_run.docs_prefix(docs, mkdocs_docs), repository_code)
+    output_folders(ledger, docs, target, mkdocs_docs)
     # One build at a time writes the generated Markdown; the HTML is built into a fresh
     # folder beside the target and swapped into place, so a second build (or a reader of
     # the site) never sees a half-written folder.

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from ..analysis.figures import format_figure
@@ -93,7 +94,10 @@ def environment(user_templates: Path | None = None):
     if user_templates is not None:
         loaders.append(FileSystemLoader(str(user_templates)))
     loaders.append(PackageLoader("ledger", "templates/site"))
-    env = Environment(
+    # The repository's templates are the repository's code: they render in Jinja's sandbox,
+    # which refuses attributes such as `__class__` and `__globals__` (no way to Python objects).
+    factory = SandboxedEnvironment if user_templates is not None else Environment
+    env = factory(
         loader=ChoiceLoader(loaders),
         # Markdown, not HTML: autoescape is replaced by `finalize`, which escapes for Markdown
         # (HTML entities plus Markdown punctuation). Raw HTML templates, if a user adds
