@@ -1,22 +1,77 @@
-"""Helpers for checker tests: a campaign repository with a bare remote and the hook installed."""
+"""Helpers for checker tests: a campaign repository with a bare remote and the hook installed.
+
+`push` is a real `git push` whose check runs in this process: the lines git hands the
+pre-push hook, judged by `ledger check --pre-push` through the in-process cli, then, if it
+passes, `git push --no-verify`. The hook runs exactly that command in a new process (0.5 s of
+interpreter start a push); `hook_push` goes through the installed hook itself, for the
+end-to-end tests of the hook (tests/checks/test_push_flows.py, and a few rules in
+tests/checks/test_rules_push.py)."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
 from conftest import cli, git
 
+from ledger.checks.hooks import CHAINED
 from ledger.store.canonical import canonical_bytes, seal
 from ledger.store.ids import new_id
 from ledger.version import __version__
 
+ZERO = "0" * 40
 
-def push(repo: Path, *args: str) -> subprocess.CompletedProcess:
+
+def hook_push(repo: Path, *args: str) -> subprocess.CompletedProcess:
     """A real `git push` to the bare remote, through the installed pre-push hook."""
     return git(repo, "push", "origin", *(args or ("HEAD:main",)), check=False)
+
+
+def hook_input(repo: Path, refspecs: list[str]) -> str:
+    """The lines git writes to the pre-push hook's stdin for `git push origin REFSPEC...`:
+    `<local ref> <local sha> <remote ref> <remote sha>`, the remote's sha as the remote has
+    it (zeros for a new branch)."""
+    remote = dict(
+        reversed(line.split("\t")) for line in git(repo, "ls-remote", "origin").stdout.splitlines() if "\t" in line
+    )
+    lines = []
+    for spec in refspecs:
+        source, _, target = spec.lstrip("+").partition(":")
+        remote_ref = target or source
+        remote_ref = remote_ref if remote_ref.startswith("refs/") else f"refs/heads/{remote_ref}"
+        if not source:  # `:main` deletes the remote branch
+            local_ref, sha = "(delete)", ZERO
+        else:
+            local_ref = source if source == "HEAD" or source.startswith("refs/") else f"refs/heads/{source}"
+            sha = git(repo, "rev-parse", f"{source}^{{commit}}").stdout.strip()
+        lines.append(f"{local_ref} {sha} {remote_ref} {remote.get(remote_ref, ZERO)}\n")
+    return "".join(lines)
+
+
+def push(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    """`git push origin ARGS` (default `HEAD:main`) judged as the installed hook judges it,
+    in this process: `ledger check --pre-push --remote origin` on git's hook input, then, when
+    it passes, the real `git push --no-verify`. Returns what `hook_push` returns: exit 1 and
+    the check's report on stderr when refused (the remote does not move)."""
+    flags = [a for a in args if a.startswith("-")]
+    refspecs = [a for a in args if not a.startswith("-")] or ["HEAD:main"]
+    hook = Path(repo, git(repo, "rev-parse", "--git-path", "hooks/pre-push").stdout.strip())
+    installed = re.search(r" -C (\S+) check --pre-push", hook.read_text()) if hook.is_file() else None
+    if "--no-verify" in flags or installed is None or (hook.parent / CHAINED).exists():
+        # No ledger hook to stand in for, or a user's hook chained before it: the real push.
+        return hook_push(repo, *args)
+    top = Path(git(repo, "rev-parse", "--show-toplevel").stdout.strip())
+    judged = cli(
+        top, "-C", installed.group(1), "check", "--pre-push", "--remote", "origin", input=hook_input(repo, refspecs)
+    )
+    if judged.returncode != 0:
+        stderr = judged.stderr + judged.stdout + "error: failed to push some refs (pre-push hook declined)\n"
+        return subprocess.CompletedProcess(judged.args, 1, "", stderr)
+    pushed = git(repo, "push", "--no-verify", "origin", *flags, *refspecs, check=False)
+    return subprocess.CompletedProcess(pushed.args, pushed.returncode, pushed.stdout, judged.stderr + pushed.stderr)
 
 
 def commit(repo: Path, message: str = "change") -> None:

@@ -1,4 +1,5 @@
-"""Branches, merges, force-pushes and the hook itself, through real pushes."""
+"""Branches, merges, force-pushes and the hook itself, through real pushes and the installed
+hook (the end-to-end tests of `ledger hook`; the other checker tests judge a push in process)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import stat
 from pathlib import Path
 
-from checks.check_helpers import add, commit, push, refused_then_by_hand, set_rule
+from checks.check_helpers import add, commit, hook_push, refused_then_by_hand, set_rule
 from conftest import cli, git, run_ledger
 
 
@@ -23,7 +24,7 @@ def test_two_branches_adding_records_merge_cleanly_and_push(pushed: Path):
     git(pushed, "merge", "-q", "--no-edit", "a")
     merged = git(pushed, "merge", "-q", "--no-edit", "b", check=False)
     assert merged.returncode == 0, merged.stdout + merged.stderr  # one file per record: no conflict
-    result = push(pushed)
+    result = hook_push(pushed)
     assert result.returncode == 0, result.stderr
 
 
@@ -36,11 +37,11 @@ def test_same_issue_number_on_two_branches_is_refused_after_the_merge(pushed: Pa
     add(pushed, "issue", {"number": 1008, "title": "dtype, appended again"})
     commit(pushed, "b")
     # Branch a lands first, on the remote.
-    assert push(pushed, "a:main").returncode == 0
+    assert hook_push(pushed, "a:main").returncode == 0
     git(pushed, "fetch", "-q", "origin")
     git(pushed, "merge", "-q", "--no-edit", "origin/main")
     assert git(pushed, "status", "--porcelain").stdout == ""  # git merged it cleanly
-    refused = push(pushed, "HEAD:main")
+    refused = hook_push(pushed, "HEAD:main")
     assert refused.returncode == 1
     assert "error[unique-key]" in refused.stderr and "number 1008" in refused.stderr
 
@@ -48,11 +49,11 @@ def test_same_issue_number_on_two_branches_is_refused_after_the_merge(pushed: Pa
 def test_force_push_that_drops_records_is_refused(pushed: Path):
     add(pushed, "hypothesis", {"statement": "the decode is on the host", "status": "refuted"})
     commit(pushed, "refuted")
-    assert push(pushed).returncode == 0
+    assert hook_push(pushed).returncode == 0
     git(pushed, "reset", "-q", "--hard", "HEAD~1")
     add(pushed, "note", {"body": "rewritten history"})
     commit(pushed, "rewrite")
-    refused = push(pushed, "--force", "HEAD:main")
+    refused = hook_push(pushed, "--force", "HEAD:main")
     assert refused.returncode == 1
     assert "error[append-only]" in refused.stderr and "deleted" in refused.stderr
 
@@ -61,7 +62,7 @@ def test_new_branch_is_checked_against_what_the_remote_has(pushed: Path):
     git(pushed, "checkout", "-q", "-b", "feature")
     add(pushed, "issue", {"number": 3, "title": "ok"})
     commit(pushed)
-    result = push(pushed, "feature")
+    result = hook_push(pushed, "feature")
     assert result.returncode == 0, result.stderr
     assert "1 record(s)" in result.stderr  # only what the branch adds, not the whole ledger
 
@@ -77,7 +78,7 @@ def test_hook_refuses_a_foreign_hook_then_chains_to_it(pushed: Path):
     assert chained.returncode == 0, chained.stderr
     add(pushed, "note", {"body": "x"})
     commit(pushed)
-    result = push(pushed)
+    result = hook_push(pushed)
     assert result.returncode == 0
     assert "foreign-hook-ran" in result.stderr and "ledger check (pre-push)" in result.stderr
     assert run_ledger(pushed, "hook", "uninstall").returncode == 0
@@ -91,7 +92,7 @@ def test_hook_respects_core_hooks_path(pushed: Path):
     assert (pushed / ".githooks" / "pre-push").is_file()
     refused_then_by_hand(pushed, "note", {"body": "oops WANDB_API_KEY=" + "ab" * 20}, "secrets")
     commit(pushed)
-    refused = push(pushed)
+    refused = hook_push(pushed)
     assert refused.returncode == 1 and "error[secrets]" in refused.stderr
 
 

@@ -1,5 +1,7 @@
-"""Each rule, through a real `git push` to a bare remote and the installed hook: one push
-that passes and one that is refused with the rule's id."""
+"""Each rule, judged as the pre-push hook judges a push (`ledger check --pre-push` on git's
+hook input, in this process, then a real `git push`): one push that passes and one that is
+refused, naming the rule's id, a file the push changes and the fix. Three of them also go
+through the real hook end to end."""
 
 from __future__ import annotations
 
@@ -9,8 +11,19 @@ import os
 from pathlib import Path
 
 import pytest
-from checks.check_helpers import add, commit, contract, page, push, raw_record, refused_then_by_hand, set_rule
-from conftest import git
+from checks.check_helpers import (
+    add,
+    commit,
+    contract,
+    hook_input,
+    hook_push,
+    page,
+    push,
+    raw_record,
+    refused_then_by_hand,
+    set_rule,
+)
+from conftest import cli, git
 
 from ledger.store.canonical import canonical_bytes, seal
 
@@ -310,8 +323,29 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_rule_passes_then_refuses(pushed: Path, case: str):
+def judged(repo: Path) -> list[dict]:
+    """The errors the pushed commit's judgment names, as JSON: the pre-push check of
+    `HEAD:main` with git's hook input, in this process."""
+    report = cli(
+        repo, "check", "--pre-push", "--remote", "origin", "--format", "json", input=hook_input(repo, ["HEAD:main"])
+    )
+    return [v for v in json.loads(report.stdout)["violations"] if v["severity"] == "error"]
+
+
+def changed(repo: Path) -> set[str]:
+    """The files the push changes against the remote (what a violation may name)."""
+    listed = git(repo, "diff", "--name-only", "--no-renames", "origin/main", "HEAD").stdout.split()
+    return {*listed, *(str(Path(f).parent) for f in listed)}
+
+
+#: Rules whose refusal names another file than the one the push changes.
+FILES = {
+    # The mark that only goes down is in ledger.yaml: the page's count is refused against it.
+    "owed-high-water": "ledger.yaml",
+}
+
+
+def passes_then_refuses(pushed: Path, case: str, push) -> None:
     setup, good, bad = CASES[case]
     rule = case.removesuffix("-below")
     if setup:
@@ -323,6 +357,7 @@ def test_rule_passes_then_refuses(pushed: Path, case: str):
     # The good case does not trip the rule at all, not even as a warning; other rules' warnings
     # (there are none in these cases) could not hide it either, since the rule id is looked for.
     assert f"[{rule}]" not in ok.stderr, ok.stderr
+    git(pushed, "fetch", "-q", "origin")
     bad(pushed)
     commit(pushed, "bad")
     refused = push(pushed)
@@ -330,3 +365,24 @@ def test_rule_passes_then_refuses(pushed: Path, case: str):
     assert f"error[{rule}]" in refused.stderr, refused.stderr
     # the remote did not move
     assert git(pushed, "rev-parse", "origin/main").stdout != git(pushed, "rev-parse", "HEAD").stdout
+    # The refusal names the rule, a file the push changes, and the fix.
+    git(pushed, "fetch", "-q", "origin")
+    errors = [v for v in judged(pushed) if v["rule"] == rule]
+    assert errors, refused.stderr
+    files = {FILES[case]} if case in FILES else changed(pushed)
+    assert any(v["file"] in files for v in errors), (errors, files)
+    for v in errors:
+        assert v["fix"] and v["fix"] in refused.stderr, v
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_rule_passes_then_refuses(pushed: Path, case: str):
+    """Each rule, judged as the hook judges the push (in this process, then a real push)."""
+    passes_then_refuses(pushed, case, push)
+
+
+@pytest.mark.parametrize("case", ["schema-valid", "append-only", "config-change"])
+def test_the_installed_hook_refuses_what_the_check_refuses(pushed: Path, case: str):
+    """End to end: a per-file rule, the history rule and the policy rule through the real
+    `git push` and the installed hook, in its own process."""
+    passes_then_refuses(pushed, case, hook_push)
