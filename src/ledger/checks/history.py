@@ -84,8 +84,8 @@ def walk_records_history(git: Git, head: str, folder: str, *, cache: bool = True
     bytes it was first added with.
 
     One `git log` pass lists only the modifications, deletions and type changes under the
-    folder (merges diffed against their first parent, so an evil merge that drops a record is
-    seen); only the paths it names are then looked up, so an intact history costs one
+    folder (merges diffed against every parent, so a merge that drops a record its first or any
+    other parent had is seen, whatever path through the graph); only the paths it names are then looked up, so an intact history costs one
     path-limited walk, whatever the number of records. Replace objects and grafts are off
     (`ledger.git`), so a `git replace` cannot show another history.
 
@@ -116,7 +116,9 @@ def walk_records_history(git: Git, head: str, folder: str, *, cache: bool = True
         "-z",
         "--no-renames",
         "--no-abbrev",
-        "--diff-merges=first-parent",
+        # Merges against every parent: a merge whose first parent lacks a record (an old
+        # branch merged with `-s ours`) drops it only against the parent that had it.
+        "--diff-merges=separate",
         "--diff-filter=DMT",
         f"{since}..{head}" if since else head,
         "--",
@@ -130,7 +132,15 @@ def walk_records_history(git: Git, head: str, folder: str, *, cache: bool = True
     first, now = _first_blobs(git, head, list(touched)), _blobs_at(git, head, list(touched))
     problems: list[HistoryProblem] = []
     for path, when in sorted(touched.items()):
-        was = first.get(path)
+        added = first.get(path, [])
+        if len(added) > 1:
+            # Added with other bytes on another path through the graph: which is "first"
+            # would rest on commit dates, which the pusher sets.
+            problems.append(
+                HistoryProblem(path, f"record file was added with {len(added)} different contents in the history")
+            )
+            continue
+        was = added[0] if added else None
         if path not in now:
             problems.append(HistoryProblem(path, f"record file was deleted in commit {when[:12]} and is not at HEAD"))
         elif was is not None and now[path] != was:
@@ -165,8 +175,9 @@ def _touched(out: bytes) -> dict[str, str]:
     return touched
 
 
-def _first_blobs(git: Git, head: str, paths: list[str]) -> dict[str, str]:
-    """The blob each path was first added with (oldest add in the history of `head`)."""
+def _first_blobs(git: Git, head: str, paths: list[str]) -> dict[str, list[str]]:
+    """The blobs each path was added with anywhere in the history of `head` (every commit,
+    merges against each parent), oldest first; an honest history has one per path."""
     added = git.run(
         "log",
         "--format=",
@@ -174,21 +185,23 @@ def _first_blobs(git: Git, head: str, paths: list[str]) -> dict[str, str]:
         "-z",
         "--no-renames",
         "--no-abbrev",
-        "--diff-merges=first-parent",
+        "--diff-merges=separate",
         "--diff-filter=A",
         "--reverse",
         head,
         "--",
         *paths,
     )
-    first: dict[str, str] = {}
+    first: dict[str, list[str]] = {}
     parts = _z_fields(added)
     for j in range(0, len(parts) - 1):
         meta = parts[j].lstrip("\n")
         if meta.startswith(":"):
             fields = meta.split()
             if len(fields) >= 4:
-                first.setdefault(parts[j + 1], fields[3])
+                blobs = first.setdefault(parts[j + 1], [])
+                if fields[3] not in blobs:
+                    blobs.append(fields[3])
     return first
 
 
