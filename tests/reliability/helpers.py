@@ -36,3 +36,32 @@ def check_all_clean(root: Path) -> None:
     report = json.loads(result.stdout)
     errors = [v for v in report.get("violations", []) if v.get("severity") == "error"]
     assert errors == [], errors[:5]
+
+
+def kill_while_writing(procs, records: Path, timeout: float = 120.0) -> list[bool]:
+    """SIGKILL each of `procs` (`ledger add` processes, one `subprocess.Popen` or a list) as
+    soon as it has a temporary record file in `records` (`.tmp-ID.json.PID`: it is writing),
+    rather than after a guessed delay that a busy or a fast machine turns into a kill before
+    it starts or after it ends. For each: True when the kill landed while it was writing,
+    False when it ended without being seen writing."""
+    import signal
+    import time
+
+    procs = list(procs) if isinstance(procs, list | tuple) else [procs]
+    landed = {p.pid: False for p in procs}
+    deadline = time.monotonic() + timeout
+    alive = {p.pid: p for p in procs}
+    while alive and time.monotonic() < deadline:
+        writing = {int(f.name.rsplit(".", 1)[1]) for f in records.glob("*/*/.tmp-*")} & alive.keys()
+        for pid in writing:
+            proc = alive.pop(pid)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            landed[pid] = proc.returncode == -signal.SIGKILL
+        for pid in [pid for pid, proc in alive.items() if proc.poll() is not None]:
+            del alive[pid]  # ended before it was seen writing
+        time.sleep(0.002)
+    for proc in alive.values():
+        proc.kill()
+        proc.wait()
+    return [landed[p.pid] for p in procs]

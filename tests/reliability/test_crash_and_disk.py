@@ -13,7 +13,6 @@ import os
 import random
 import resource
 import shutil
-import signal
 import subprocess
 import time
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import GIT_ENV, LEDGER_BIN, git, run_ledger
-from reliability.helpers import check_all_clean, files_under, intact_records
+from reliability.helpers import check_all_clean, files_under, intact_records, kill_while_writing
 
 KILLS = 200
 SEED = 8
@@ -116,7 +115,6 @@ def test_200_adds_killed_at_random_points_leave_only_whole_records(repo: Path) -
 
 @pytest.mark.slow
 def test_cli_adds_killed_mid_write(repo: Path) -> None:
-    rng = random.Random(SEED)
     (repo / "many.jsonl").write_text(
         "".join(json.dumps({"body": f"cli {i} " + "y" * 1500}) + "\n" for i in range(3000))
     )
@@ -132,11 +130,9 @@ def test_cli_adds_killed_mid_write(repo: Path) -> None:
             )
             for _ in range(8)
         ]
-        for proc in procs:
-            time.sleep(rng.uniform(0.05, 0.25))
-            proc.send_signal(signal.SIGKILL)
-        for proc in procs:
-            proc.wait()
+        # Each killed once it is writing (its temporary files are there), not after a guessed
+        # delay that a busy machine turns into a kill before the interpreter has started.
+        assert kill_while_writing(procs, repo / "ledger" / "records") == [True] * len(procs)
     intact_records(repo)
     assert ".tmp-" not in git(repo, "status", "--porcelain", "--untracked-files=all").stdout
     check_all_clean(repo)

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from chromium import needs_chromium
 from conftest import run_ledger
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -59,7 +60,7 @@ SCRIPT = " ".join(
 )
 CORPORA = {"fetch-markdown": FETCH_MARKDOWN, "fetch-html": FETCH_HTML, "script": SCRIPT}
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module", params=sorted(CORPORA))
@@ -139,11 +140,9 @@ def served(built: Path):
     httpd.server_close()
 
 
+# Skipped before its site is built when chromium is missing (tests/chromium.py).
+@needs_chromium
 def test_every_page_runs_no_script_and_requests_nothing_off_host(built: Path, served: str) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip(
-            "/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it"
-        )
     from playwright.sync_api import sync_playwright
 
     # Non-directory URLs (the offline plugin): every page is its own .html file.

@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from chromium import needs_chromium
 
 from tests.conftest import run_ledger
 
@@ -26,7 +27,7 @@ XSS = (
     '&lt;script&gt;alert("e")&lt;/script&gt; | <a href="javascript:alert(\'h\')">h</a>'
 )
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +72,9 @@ def _pages(site: Path) -> dict[str, str]:
     }
 
 
+# Skipped before its site is built when chromium is missing (tests/chromium.py).
+@needs_chromium
 def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path):
-    if not CHROMIUM.exists():
-        pytest.skip(
-            "/usr/bin/chromium is not installed (apt-get install chromium); scripts/setup.sh --test installs it"
-        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

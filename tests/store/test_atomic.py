@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import LEDGER_BIN, git, run_ledger
+from reliability.helpers import kill_while_writing
 
 from ledger.errors import WriteError
 from ledger.schema import Source
@@ -71,18 +72,17 @@ def test_many_processes_adding_at_once_lose_nothing(repo: Path) -> None:
 def test_a_killed_writer_leaves_no_partial_record(repo: Path) -> None:
     lines = "\n".join(json.dumps({"body": "x" * 2000 + str(i)}) for i in range(4000)) + "\n"
     (repo / "many.jsonl").write_text(lines)
-    for delay in (0.35, 0.6, 0.9):
+    for _ in range(3):
         proc = subprocess.Popen(
             [str(LEDGER_BIN), "add", "note", "many.jsonl"],
             cwd=repo,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        # Killed once it is writing (its temporary files are there), not after a guessed delay.
+        assert kill_while_writing(proc, repo / "ledger" / "records") == [True]
     records = all_records_intact(repo)  # every record the ledger reads parses and hashes
-    assert len(records) < 12000  # at least one of the three adds was killed before it finished
+    assert len(records) < 12000  # each add was killed before it finished
     # Every other file in the records folder is a writer's temporary file, by its name: hidden,
     # `.tmp-ID.json.PID`, so neither the ledger (which reads *.json) nor git (.gitignore) takes it
     # for a record. A half-written file under a record's name would fail here or above.
