@@ -322,6 +322,8 @@ def build_site(
     docs = inside(ledger.root, ledger.config.site.docs_dir, "site.docs_dir")
     mkdocs_docs = mkdocs_run.docs_dir(mkdocs_yml, ledger.root, settings)
     repo_code.guard(ledger, mkdocs_yml, settings, mkdocs_run.docs_prefix(docs, mkdocs_docs), repository_code)
+    if mkdocs and mkdocs_docs.is_dir():
+        mkdocs_run.refuse_links(mkdocs_docs)
     output_folders(ledger, docs, target, mkdocs_docs)
     # One build at a time writes the generated Markdown; the HTML is built into a fresh
     # folder beside the target and swapped into place, so a second build (or a reader of

@@ -99,6 +99,39 @@ def directory_urls(mkdocs_yml: Path, data: Any = None) -> bool:
     return bool(data.get("use_directory_urls", True))
 
 
+def refuse_links(folder: Path) -> None:
+    """Every file MkDocs would read under its docs folder is a plain file or folder, never a
+    symlink (MkDocs walks with `followlinks=True` and copies what a link points at: a link to
+    `/proc/self/environ` published the environment, one to `/` hung the build) and never a
+    device, FIFO or socket. Walked without following links; InputError (exit 2) naming each."""
+    import os
+    import stat
+
+    found: list[Problem] = []
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        for name in [*dirs, *files]:
+            path = os.path.join(top, name)
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                what = f"is a symbolic link (to {os.readlink(path)!r})"
+            elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                what = "is not a regular file or folder"
+            else:
+                continue
+            found.append(
+                Problem(
+                    path,
+                    "docs_dir",
+                    f"{what}; MkDocs would publish what it points at",
+                    "replace it with the file itself, or remove it",
+                )
+            )
+        if len(found) >= 50:
+            break
+    if found:
+        raise InputError(f"the docs folder holds {len(found)} link(s) or special file(s)", found)
+
+
 def nav_entries(prefix: str = "") -> list[dict[str, str]]:
     return [{title: prefix + page} for title, page in NAV]
 

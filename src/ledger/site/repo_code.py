@@ -86,10 +86,14 @@ def problems(ledger, mkdocs_yml: Path, settings: Any, prefix: str) -> list[Probl
         ("extra_javascript", _listed(data.get("extra_javascript"))),
         ("extra.polyfills", _listed(extra.get("polyfills"))),
     ):
+        ours = next((path for path, name in own.items() if name == field), None)
         for value in values:
             if own.get(value) != field:
+                hint = f" (ledger's own is {ours!r})" if ours else ""
                 found.append(
-                    Problem(where, f"field {field}", f"{value!r} is served on every page and is not ledger's", _FIX)
+                    Problem(
+                        where, f"field {field}", f"{value!r} is served on every page and is not ledger's{hint}", _FIX
+                    )
                 )
     return found
 
