@@ -148,3 +148,26 @@ def test_nothing_vanishes_and_nothing_contradicts(repo: Path) -> None:
     assert "no median recorded, 11.71-13.46% mfu, n = 4" in shown and "no valid step" not in shown, shown
     wrong = cli(repo, "compare", ids["d1"], ids["m1"])
     assert wrong.returncode == 2 and "ledger list --kind measurement" in wrong.stderr, wrong.stderr
+
+
+def test_the_quickstart_says_what_to_do_next(repo: Path) -> None:
+    """The quickstart's one measurement: its row says a decision citing it makes it final,
+    its local batch follows from `--topology "4x H200"` (2/8, not ?/8), and the site leaves
+    the sections with nothing in them (sandwiches, sweeps, memory, findings) out of its nav."""
+    import re
+
+    contract = add(repo, "contract", {"name": "dit-bf16-4x", "model": "DiT-XL training"})
+    body = {"contract": contract, "samples": [0.712, 0.709, 0.708, 0.711], "global_batch": 8}
+    added = cli(repo, "add", "measurement", "-", "--topology", "4x H200", input=json.dumps(body))
+    assert added.returncode == 0, added.stderr
+    data = json.loads(cli(repo, "status", "--format", "json").stdout)
+    (row,) = next(s for s in data["sections"] if s["key"] == "stopping_point")["rows"]
+    assert row["batch"] == "2/8" and row["status"] == "eligible, not yet accepted"
+    assert any("`ledger add decision`" in r and "makes it final" in r for r in row["reasons"]), row
+    built = cli(repo, "site", "build", "--strict")
+    assert built.returncode == 0, built.stdout + built.stderr
+    home = (repo / "site" / "index.html").read_text(encoding="utf-8")
+    nav = set(re.findall(r'<a href="([^"#]+)" class="md-nav__link', home))
+    assert "decisions/index.html" in nav and "records/index.html" in nav, nav
+    assert not nav & {"sandwiches/index.html", "sweeps/index.html", "memory/index.html", "findings/index.html"}, nav
+    assert (repo / "site" / "sandwiches" / "index.html").is_file()  # built, only not in the nav

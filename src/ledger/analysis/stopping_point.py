@@ -23,6 +23,10 @@ from .metrics import gpu_count, recompute, step_seconds
 FINAL = "final"
 FASTEST = "fastest accepted"
 UNACCEPTED = "eligible, not yet accepted"
+#: What an eligible, not yet accepted row says to do next.
+ACCEPT_HOW = (
+    "next: `ledger add decision` with `verdict: accepted` and this measurement in its `evidence` makes it final"
+)
 DEGRADED = "baseline-ineligible: degraded allocation"
 NO_VALID_STEP = "no valid step"
 
@@ -46,7 +50,15 @@ class Row:
         m = self.measurement
         if m is None or m.global_batch is None:
             return "-"
-        return f"{m.local_batch or '?'}/{m.global_batch}"
+        local = m.local_batch
+        gpus = self.gpus
+        if gpus is None and m.allocation and m.allocation.topology:
+            found = re.match(r"\s*(\d+)\s*x\b", m.allocation.topology)
+            gpus = int(found.group(1)) if found else None
+        if local is None and gpus and m.global_batch % gpus == 0:
+            # The global batch over the GPUs the topology names (`4x H200`: 8/4 = 2 per GPU).
+            local = m.global_batch // gpus
+        return f"{local or '?'}/{m.global_batch}"
 
     @property
     def mfu(self) -> float | None:
@@ -265,7 +277,9 @@ def _best_row(
         return None
     best = max(pool, key=lambda m: _rank(m, *_recomputed(m, by_id, audit)))
     mfu, tp = _recomputed(best, by_id, audit)
-    return Row(topo, status, best, _audit_for(best, by_id, audit), [], mfu, tp)
+    # The next step, where there is one: what turns an eligible row into the accepted one.
+    nxt = [ACCEPT_HOW] if status == UNACCEPTED else []
+    return Row(topo, status, best, _audit_for(best, by_id, audit), nxt, mfu, tp)
 
 
 #: A measurement tagged so is an experiment's scratch run, never the recipe's row.

@@ -23,6 +23,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
@@ -361,7 +362,8 @@ def _build_locked(ledger, mkdocs_yml, settings, active, target, strict, progress
         result.warnings.extend(rule_problems)
     try:
         if mkdocs:
-            _mkdocs_into(mkdocs_yml, target, strict, result, progress)
+            hidden = {prefix + p.path for p in pages if p.empty}
+            _mkdocs_into(mkdocs_yml, target, strict, result, progress, hidden)
         if pool is not None:
             progress("page rules", 0, None)
             started = time.perf_counter()
@@ -377,8 +379,16 @@ def _build_locked(ledger, mkdocs_yml, settings, active, target, strict, progress
     return result
 
 
-def _mkdocs_into(mkdocs_yml: Path, target: Path, strict: bool, result: SiteResult, progress: Progress) -> None:
-    """MkDocs into a fresh folder beside `target`, links checked there, then swapped into place."""
+def _mkdocs_into(
+    mkdocs_yml: Path,
+    target: Path,
+    strict: bool,
+    result: SiteResult,
+    progress: Progress,
+    hidden: AbstractSet[str] = frozenset(),
+) -> None:
+    """MkDocs into a fresh folder beside `target`, links checked there, then swapped into
+    place; `hidden` pages (empty section indexes) are left out of the navigation."""
 
     progress("mkdocs build", 0, None)
     started = time.perf_counter()
@@ -386,7 +396,7 @@ def _mkdocs_into(mkdocs_yml: Path, target: Path, strict: bool, result: SiteResul
     # A fresh folder ledger makes (never one of the same name a checkout brought).
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
     try:
-        built, mk_warnings = mkdocs_run.build(mkdocs_yml, out=staging, strict=strict)
+        built, mk_warnings = mkdocs_run.build(mkdocs_yml, out=staging, strict=strict, hidden=hidden)
         result.mkdocs_s = time.perf_counter() - started
         result.warnings.extend(mk_warnings)
         progress("checking links", 0, None)

@@ -37,6 +37,9 @@ class Page:
 
     path: str
     text: str
+    #: A section index with nothing in it yet (no sandwich, sweep, memory profile or
+    #: finding): built, but left out of the navigation until it has content.
+    empty: bool = False
 
 
 @dataclass

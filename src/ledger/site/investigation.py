@@ -153,7 +153,11 @@ def render(data: SiteData, env, write_bytes) -> Iterator[Page]:
         if sweep.points:
             write_bytes(f"sweeps/{slug}.svg", sweep_svg(sweep))
         found.append({"sweep": sweep, "rows": sweep_rows(sweep), "stop": sweep.stopping_point(), "svg": f"{slug}.svg"})
-    yield Page(SWEEPS, template.render(data=data, page=SWEEPS, section="sweeps", sweeps=found, contract=contract))
+    yield Page(
+        SWEEPS,
+        template.render(data=data, page=SWEEPS, section="sweeps", sweeps=found, contract=contract),
+        empty=not found,
+    )
 
     superseded = {s for r in data.records for s in r.supersedes}
     profiles = []
@@ -164,10 +168,14 @@ def render(data: SiteData, env, write_bytes) -> Iterator[Page]:
         svg_name = f"{p.id.lower()}.svg"
         write_bytes(f"memory/{svg_name}", memory_svg(p))
         profiles.append({"profile": p, "titles": titles, "rows": rows, "svg": svg_name})
-    yield Page(MEMORY, template.render(data=data, page=MEMORY, section="memory", profiles=profiles))
+    yield Page(MEMORY, template.render(data=data, page=MEMORY, section="memory", profiles=profiles), empty=not profiles)
 
     findings = sorted(
         (f for f in data.by_kind.get("finding", []) if f.id not in superseded),
         key=lambda f: (f.review, f.finding),
     )
-    yield Page(FINDINGS, template.render(data=data, page=FINDINGS, section="findings", findings=findings))
+    yield Page(
+        FINDINGS,
+        template.render(data=data, page=FINDINGS, section="findings", findings=findings),
+        empty=not findings,
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -233,8 +234,34 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def build(mkdocs_yml: Path, *, out: Path | None = None, strict: bool = True) -> tuple[Path, list[Problem]]:
-    """Run `mkdocs build` in-process; its warnings come back as Problems (never printed here)."""
+def without(nav: Any, hidden: AbstractSet[str]) -> Any:
+    """`nav` (MkDocs' list of {title: page or list}) without the entries for `hidden` pages;
+    a section left with nothing is left out too."""
+    if not isinstance(nav, list):
+        return nav
+    out = []
+    for item in nav:
+        if isinstance(item, dict) and len(item) == 1:
+            title, value = next(iter(item.items()))
+            if isinstance(value, str) and value in hidden:
+                continue
+            if isinstance(value, list):
+                value = without(value, hidden)
+                if not value:
+                    continue
+            out.append({title: value})
+        elif isinstance(item, str) and item in hidden:
+            continue
+        else:
+            out.append(item)
+    return out
+
+
+def build(
+    mkdocs_yml: Path, *, out: Path | None = None, strict: bool = True, hidden: AbstractSet[str] = frozenset()
+) -> tuple[Path, list[Problem]]:
+    """Run `mkdocs build` in-process; its warnings come back as Problems (never printed here).
+    Pages in `hidden` (paths under docs_dir) are built but left out of the navigation."""
     from mkdocs.commands.build import build as mk_build
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, ConfigurationError
@@ -258,6 +285,13 @@ def build(mkdocs_yml: Path, *, out: Path | None = None, strict: bool = True) -> 
         # Strictness is enforced by the caller from the collected warnings, so that every
         # warning is reported at once rather than MkDocs stopping at the first.
         config["strict"] = False
+        if hidden and config.get("nav"):
+            from pathspec import GitIgnoreSpec
+
+            config["nav"] = without(config["nav"], hidden)
+            # Declared out of the nav, as ledger's other generated pages are (no notice).
+            extra = GitIgnoreSpec.from_lines(f"/{h}" for h in sorted(hidden))
+            config["not_in_nav"] = extra if config.get("not_in_nav") is None else config["not_in_nav"] + extra
         try:
             mk_build(config)
         except Abort as exc:

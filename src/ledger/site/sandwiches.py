@@ -64,4 +64,6 @@ def render(data: SiteData, env) -> Iterator[Page]:
         return None
 
     body = table(data, PAGE, COLUMNS, found, cell) if found else None
-    yield Page(PAGE, env.get_template("sandwiches.md.j2").render(data=data, page=PAGE, rows=found, table=body))
+    yield Page(
+        PAGE, env.get_template("sandwiches.md.j2").render(data=data, page=PAGE, rows=found, table=body), empty=not found
+    )
