@@ -230,7 +230,7 @@ def test_a_push_from_a_git_worktree_resolves_its_source_shas(pushed: Path, tmp_p
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(tmp_path / "measured.git"))
     git(measured, "remote", "add", "origin", str(tmp_path / "measured.git"))
     git(measured, "push", "-q", "origin", "main")
-    add(pushed, "note", {"body": "the measured code lives in ../measured", "tags": ["ledger-config"]})
+    add(pushed, "note", {"body": "source: . -> ../measured (the measured code lives there)", "tags": ["ledger-config"]})
     config = pushed / "ledger.yaml"
     config.write_text(config.read_text().replace("source: .", "source: ../measured"))
     commit(pushed, "measure ../measured")

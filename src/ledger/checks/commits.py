@@ -156,14 +156,24 @@ class RangeCheck:
         if any(i.kind == "note" and UNOWNED_TAG in i.tags for i in infos):
             # Raising the owed mark is judged with the pages: the note must name the new items.
             loosenings = [c for c in loosenings if c.field != MARK_FIELD]
-        if loosenings and not any(accepts_config_change(i.kind, i.tags) for i in infos):
+        if loosenings:
+            # Each loosening is accepted only by a `ledger-config` record of this push that
+            # names it and its new value; some settings no push can loosen at all.
+            said = " ".join(
+                _strings(next((raw for path, raw in batch if i.path.endswith(path)), None))
+                for i in infos
+                if accepts_config_change(i.kind, i.tags)
+            )
             for change in loosenings:
-                f.emit(
-                    "config-change",
-                    CONFIG_NAME,
-                    f"the push {change.message}; it is judged by the config of {self.base[:12]}",
-                    field=change.field or None,
-                )
+                if change.locked:
+                    why = "no push can loosen this setting (it guards the ledger itself); revert it"
+                elif said and not change.named_in(said):
+                    why = f"the `ledger-config` record does not name it (say `{change.name}` and {change.new!r})"
+                elif said:
+                    continue
+                else:
+                    why = f"it is judged by the config of {self.base[:12]}"
+                f.emit("config-change", CONFIG_NAME, f"the push {change.message}; {why}", field=change.field or None)
         if f.on("record-time") and infos:
             self.commit_times(infos)
         new_ids: dict[str, Info] = {}
@@ -405,3 +415,24 @@ def check_history(f: Findings, ledger: Ledger, git: Git, head: str, use_cache: b
             fix="Restore the file as it was first added (`git log --diff-filter=A -- FILE` finds the commit; "
             "`git checkout COMMIT -- FILE`); a correction is a new record whose `supersedes` lists its id.",
         )
+
+
+def _strings(raw: bytes | None) -> str:
+    """Every string value of a record file (its words: body, mechanism, title...), joined."""
+    import json
+
+    try:
+        data = json.loads(raw or b"null")
+    except ValueError:
+        return ""
+    out: list[str] = []
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            out.append(node)
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return " ".join(out)

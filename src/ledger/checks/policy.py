@@ -5,6 +5,7 @@ starts to guard (`guard:`) are guarded at once; one it stops guarding is a loose
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,12 +41,47 @@ def config_at(git: Git, commit: str, path: str) -> Config | None:
         return Config()
 
 
+#: Settings no push can loosen, with or without a note: they guard the ledger itself (its
+#: history, what is never followed, what is never published) and the site's paths.
+LOCKED = (
+    "rules.append-only.",
+    "rules.symlinks.",
+    "rules.secrets.",
+    "site.docs_dir",
+    "site.site_dir",
+    "site.templates",
+    "site.mkdocs_yml",
+    "site.publish_hosts",
+)
+#: Settings of `site:` whose change is a loosening (each is also LOCKED).
+SITE_FIELDS = ("docs_dir", "site_dir", "templates", "mkdocs_yml")
+
+
 @dataclass
 class Loosening:
     """One way the head's config is looser than the base's."""
 
     field: str  # dotted config field, e.g. rules.append-only.severity
     message: str
+    new: Any = None  # the looser value, which an accepting note must name
+
+    @property
+    def locked(self) -> bool:
+        return any(self.field == p or self.field.startswith(p) for p in LOCKED)
+
+    @property
+    def name(self) -> str:
+        """What an accepting note must name: the rule id for a rule's setting, else the field."""
+        parts = self.field.split(".")
+        return parts[1] if parts[0] == "rules" and len(parts) > 1 else self.field
+
+    def named_in(self, text: str) -> bool:
+        """True when `text` (an accepting record's words) names this setting and its new value."""
+        if not self.field:
+            return True  # the config removed: any accepting record says why
+        new = self.new
+        shown = new if isinstance(new, str) else json.dumps(new)
+        return self.name in text and (shown in text or (isinstance(new, list) and all(str(x) in text for x in new)))
 
 
 @dataclass
@@ -92,11 +128,17 @@ def judge_config(base: Config | None, head: Config | None, fallback: Config) -> 
     for name in PATH_FIELDS:
         old, new = getattr(base, name), getattr(head, name)
         if old != new:
-            loosenings.append(Loosening(name, f"moves `{name}` from {old!r} to {new!r}"))
+            loosenings.append(Loosening(name, f"moves `{name}` from {old!r} to {new!r}", new))
+    for name in SITE_FIELDS:
+        old, new = getattr(base.site, name), getattr(head.site, name)
+        if old != new:
+            loosenings.append(Loosening(f"site.{name}", f"moves `site.{name}` from {old!r} to {new!r}", new))
+    if head.site.publish_hosts and not base.site.publish_hosts:
+        loosenings.append(Loosening("site.publish_hosts", "turns `site.publish_hosts` from false to true", True))
     # Guarding a document is a tightening and applies at once; no longer guarding one loosens.
     for entry in base.guard:
         if entry not in head.guard:
-            loosenings.append(Loosening("guard", f"stops guarding {entry!r}"))
+            loosenings.append(Loosening("guard", f"stops guarding {entry!r}", entry))
     added = [entry for entry in head.guard if entry not in base.guard]
     judged = base.model_copy(update={"guard": [*base.guard, *added]}) if added else base
     active: dict[str, Active] = {}
@@ -110,6 +152,7 @@ def judge_config(base: Config | None, head: Config | None, fallback: Config) -> 
                 Loosening(
                     f"rules.{rule_id}.severity",
                     f"turns rule {rule_id} from {was.severity} to {now.severity}",
+                    now.severity,
                 )
             )
         params = dict(was.params)
@@ -117,7 +160,7 @@ def judge_config(base: Config | None, head: Config | None, fallback: Config) -> 
             new = now.params.get(key, old)
             if _looser(was.rule, key, old, new):
                 loosenings.append(
-                    Loosening(f"rules.{rule_id}.{key}", f"loosens rule {rule_id}'s {key} from {old!r} to {new!r}")
+                    Loosening(f"rules.{rule_id}.{key}", f"loosens rule {rule_id}'s {key} from {old!r} to {new!r}", new)
                 )
             else:
                 params[key] = new
