@@ -46,8 +46,10 @@ RULES: tuple[Rule, ...] = (
         "A push is judged by the rules and paths of the base side's committed `ledger.yaml`, "
         "never by the ones it brings. Tightening them applies at once; loosening them (a lower "
         "severity, a higher limit, another records, specs or source folder) is refused unless "
-        "the same push adds a `note` or `decision` record tagged `ledger-config` that says why; "
-        "the loosened config then judges the pushes after it.",
+        "the same push adds a `note` or `decision` record tagged `ledger-config` that says why, naming "
+        "each setting (rule id or field) and its new value; append-only, symlinks, secrets, the site's "
+        "paths and site.publish_hosts cannot be loosened by a push. The loosened config then judges "
+        "the pushes after it.",
         "Push the config change with a record that says why, e.g. "
         "`printf 'body: cell-width 300 for the decode tables\\ntags: [ledger-config]\\n' | ledger add note -`; "
         "push the records that need the new config after it.",
