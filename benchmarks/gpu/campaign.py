@@ -208,10 +208,13 @@ def main() -> int:  # one driver, read top to bottom
         "mixed": Config(attn="mixed", batch=shape.batch),
         # The fused projections' GEMMs must count what the separate ones did.
         "fa4-fused": Config(attn="fa4", weights="bf16-copy", proj="fused", batch=shape.batch),
+        "sdpa-fused": Config(attn="sdpa", weights="bf16-copy", proj="fused", batch=shape.batch),
     }
     if args.small:
         audit_cfgs["fa4-fused"] = audit_cfgs["fa4-fused"].with_(attn="sdpa")
-    for name in {"base": ["sdpa"], "fa4": ["fa4"], "h27": ["fa4", "mixed"], "h28": ["fa4", "fa4-fused"]}[args.phase]:
+    for name in {"base": ["sdpa"], "fa4": ["fa4"], "h27": ["fa4", "mixed"], "h28": [f"{current.attn}-fused"]}[
+        args.phase
+    ]:
         cfg = audit_cfgs[name]
         attn = cfg.attn
         try:
