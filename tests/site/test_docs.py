@@ -32,3 +32,12 @@ def test_project_docs_site_builds_strict(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     for page in ("index.html", "guide/site.html", "reference/kinds.html", "evidence/index.html"):
         assert (tmp_path / "site" / page).is_file(), page
+
+
+def test_the_publishing_recipe_is_the_workflow_this_repository_runs():
+    """docs/guide/site.md's GitHub Pages recipe is .github/workflows/pages.yml verbatim, and
+    it uploads the folder it builds."""
+    workflow = (ROOT / ".github" / "workflows" / "pages.yml").read_text(encoding="utf-8")
+    guide = (ROOT / "docs" / "guide" / "site.md").read_text(encoding="utf-8")
+    assert f"```yaml\n{workflow}```" in guide
+    assert "ledger site build --strict --out _site" in workflow and "path: _site" in workflow
