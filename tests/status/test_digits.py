@@ -148,3 +148,17 @@ def test_the_ends_of_a_range_read_the_same_in_show_and_on_the_record_page(repo: 
     assert built.returncode == 0, built.stderr
     page = next((repo / "site").rglob(f"{rid}.html")).read_text(encoding="utf-8")
     assert "0.708" in page and "0.712" in page
+
+
+def test_a_duration_has_no_zero_tail_and_no_sixty() -> None:
+    """`~26 min`, never `~26 min 0 s`; 119.6 s is 2 min, never 1 min 60 s."""
+    from ledger.analysis.figures import readable_duration
+
+    assert [readable_duration(s) for s in (95, 1560, 119.6, 3599.7, 7200, 7260)] == [
+        "1 min 35 s",
+        "26 min",
+        "2 min",
+        "1 h",
+        "2 h",
+        "2 h 1 min",
+    ]

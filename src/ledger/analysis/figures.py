@@ -193,7 +193,7 @@ def readable_bytes(n: int | float | None) -> str:
 
 
 def readable_duration(seconds: float | None) -> str:
-    """0.000123 -> '123 µs', 95 -> '1 min 35 s', 7200 -> '2 h 0 min'."""
+    """0.000123 -> '123 µs', 95 -> '1 min 35 s', 1560 -> '26 min', 7200 -> '2 h'."""
     if seconds is None:
         return "–"
     s = float(seconds)
@@ -203,9 +203,12 @@ def readable_duration(seconds: float | None) -> str:
         return f"{s * 1e3:.3g} ms"
     if abs(s) < 60:
         return f"{s:.3g} s"
-    if abs(s) < 3600:
-        return f"{int(s // 60)} min {int(round(s % 60))} s"
-    return f"{int(s // 3600)} h {int(round((s % 3600) / 60))} min"
+    if abs(s) < 3600 - 0.5:
+        # Whole seconds first, so 119.6 s is 2 min, never 1 min 60 s; no "0 s" tail.
+        minutes, secs = divmod(int(round(s)), 60)
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    hours, minutes = divmod(int(round(s / 60)), 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
 def exact_bytes(n: int | float) -> str:
