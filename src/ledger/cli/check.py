@@ -8,7 +8,7 @@ import click
 
 from ..checks import run_check
 from ..checks.report import RENDERERS
-from .output import open_ledger
+from .output import open_ledger, visible
 
 
 @click.command("check")
@@ -80,6 +80,7 @@ def command(
     else:
         result = run_check(ledger, mode="all", use_cache=not no_cache)
     out = RENDERERS[fmt](result)
+    out = visible(out) if fmt == "text" else out
     # In a hook, git shows stderr to the pusher; stdout is for pipes and CI logs.
     click.echo(out, err=pre_push and fmt == "text")
     return result.exit_code

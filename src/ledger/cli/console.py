@@ -14,7 +14,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .output import WRAP_AT, column_need, console_width, fit_columns
+from .output import WRAP_AT, column_need, console_width, fit_columns, visible
+
+
+class _VisibleConsole(Console):
+    """A rich console that shows every control character in printed text escaped (`visible`):
+    rich's own styling is added after this, from the segments' styles, so colours still work."""
+
+    def _render_buffer(self, buffer):
+        return super()._render_buffer(seg if seg.control else seg._replace(text=visible(seg.text)) for seg in buffer)
 
 
 def console(stderr: bool = False):
@@ -22,7 +30,7 @@ def console(stderr: bool = False):
     stream = sys.stderr if stderr else sys.stdout
     # Piped output gets a wide console so ids and SHAs are never folded (COLUMNS overrides).
     width = console_width() if not stream.isatty() or os.environ.get("COLUMNS", "").isdigit() else None
-    return Console(stderr=stderr, soft_wrap=False, highlight=False, width=width)
+    return _VisibleConsole(stderr=stderr, soft_wrap=False, highlight=False, width=width)
 
 
 def print_fitted(out, title: str | None, columns, rows: list[dict], *, render=str, empty: str = "") -> list:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from typing import Any
@@ -14,12 +15,22 @@ import click
 from ..errors import LedgerError
 from ..store import Ledger
 
+#: C0 controls but tab and newline, DEL, and C1 controls (CSI, OSC...): what drives a terminal.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """`text` with every terminal control character shown escaped (`\x1b`), so a record
+    holding ESC/OSC sequences cannot drive the terminal that prints it. The one filter every
+    text the commands print goes through (rich consoles, errors, warnings, check reports)."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
 
 def print_error(exc: LedgerError) -> None:
     for line in exc.lines():
-        click.echo(f"error: {line}", err=True)
+        click.echo(visible(f"error: {line}"), err=True)
     if len(exc.problems) > 1:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(visible(f"error: {exc}"), err=True)
 
 
 def print_json(data: Any) -> None:
@@ -37,7 +48,9 @@ def print_warnings(ledger) -> None:
     admission = getattr(ledger, "admission", None)
     for v in getattr(admission, "warnings", []):
         where = ", ".join(p for p in (f"line {v.line}" if v.line else "", f"field {v.field}" if v.field else "") if p)
-        click.echo(f"warning: {v.file}{':' + where if where else ''}: {v.rule}: {v.message} ({v.fix})", err=True)
+        click.echo(
+            visible(f"warning: {v.file}{':' + where if where else ''}: {v.rule}: {v.message} ({v.fix})"), err=True
+        )
 
 
 FORMAT_OPTION = click.option(
