@@ -19,7 +19,7 @@ from . import guidance
 from .crossrecord import check_attachments, check_unique, cross_checks, live_issue_owners
 from .findings import Findings
 from .guarded import base_guarded, guarded_of
-from .history import STATUS_WORDS, walk_records_history
+from .history import STATUS_WORDS, attribute_problems, walk_records_history
 from .info import Info
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
 from .pages import UNOWNED_TAG, named_items, owed_of_page, page_settings
@@ -98,6 +98,18 @@ class RangeCheck:
         if self.raised is not None:
             self.named = self.unowned_named(infos)
         self.pages(pages_changed, linked)
+        if f.on("attributes"):
+            self.attributes()
+
+    def attributes(self) -> None:
+        """`attributes`: the .gitattributes files the range adds or changes, anywhere."""
+        changed = [
+            p for status, p in self.git.diff(self.base, self.head, [":(glob)**/.gitattributes"]) if status in "AMT"
+        ]
+        for path, line, text in attribute_problems(self.git, self.head, changed):
+            self.f.emit(
+                "attributes", path, f"{text!r} changes the bytes git checks out for the ledger's files", line=line
+            )
 
     def changes(self) -> tuple[list[str], list[str], set[str]]:
         """Records added, pages changed, and paths committed as links (never read); a record changed
@@ -401,11 +413,23 @@ def _high_water(raw: bytes) -> int | None:
 
 def check_history(f: Findings, ledger: Ledger, git: Git, head: str, use_cache: bool) -> None:
     """append-only over the records folder's whole history at `head` (--all, --base):
-    what a `git push --no-verify` deleted or re-sealed is caught by CI on a fresh clone."""
-    if not f.on("append-only"):
-        return
+    what a `git push --no-verify` deleted or re-sealed is caught by CI on a fresh clone. Also
+    `attributes` for every .gitattributes at `head`: records failing in a fresh clone because
+    of one are then reported with the file that caused it."""
     if not git.is_repo() or not git.ok("rev-parse", "--verify", "--quiet", f"{head}^{{commit}}"):
         return  # not committed yet: there is no history to verify
+    if f.on("attributes"):
+        listed = git.run("ls-files", "-z", "--", ":(glob)**/.gitattributes").decode("utf-8", "surrogateescape")
+        for path, line, text in attribute_problems(git, head, [p for p in listed.split("\0") if p]):
+            f.emit(
+                "attributes",
+                path,
+                f"{text!r} changes the bytes git checks out for the ledger's files; records that fail "
+                "their hash or canonical bytes in this checkout may fail because of it",
+                line=line,
+            )
+    if not f.on("append-only"):
+        return
     prefix = ledger_prefix(ledger, git)
     for problem in walk_records_history(git, head, prefix + f.records_rel, cache=use_cache):
         f.emit(

@@ -55,6 +55,16 @@ RULES: tuple[Rule, ...] = (
         "push the records that need the new config after it.",
     ),
     Rule(
+        "attributes",
+        "history",
+        ERROR,
+        "No .gitattributes line sets an attribute that changes bytes on checkout (`text`, `eol`, "
+        "`crlf`, `filter`, `working-tree-encoding`, `ident`) for the ledger's files: with one, every "
+        "record fails its hash in every fresh clone, and the records would be blamed.",
+        "Remove the line, or narrow its pattern so it matches no record, spec page or config file "
+        "(`git check-attr -a FILE` shows what applies).",
+    ),
+    Rule(
         "records-ignored",
         "history",
         ERROR,
@@ -65,6 +75,44 @@ RULES: tuple[Rule, ...] = (
         "Remove the line (`git check-ignore -v FILE` shows which), then `git add` the records and push again.",
     ),
 )
+
+#: Attributes that make git change a file's bytes between the object and the checkout.
+_BYTE_ATTRIBUTES = ("text", "eol", "crlf", "filter", "working-tree-encoding", "ident")
+#: Names a record, spec page or config file has, for matching a pattern without a slash.
+_SAMPLES = ("01M8XS2V759P7NJWS938ZPY15G.json", "page.md", "ledger.yaml", "mkdocs.yml")
+
+
+def attribute_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of a .gitattributes text that would change the bytes git checks out
+    for the ledger's files (records, specs, config): a byte-changing attribute set on a
+    pattern that matches them (any pattern with a slash counts, and any `[attr]` macro)."""
+    from fnmatch import fnmatch
+
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        pattern, attrs = words[0], words[1:]
+        names = [a.split("=", 1)[0] for a in attrs if not a.startswith(("-", "!"))]
+        if not any(n in _BYTE_ATTRIBUTES for n in names):
+            continue
+        if pattern.startswith("[attr]") or "/" in pattern.strip("/") or any(fnmatch(s, pattern) for s in _SAMPLES):
+            found.append((number, line.strip()))
+    return found
+
+
+def attribute_problems(git: Git, commit: str, paths: list[str]) -> list[tuple[str, int, str]]:
+    """(path, line, text) of each line of the .gitattributes files `paths` at `commit` that
+    would change the bytes of the ledger's files in every checkout."""
+    blobs = git.read_blobs([f"{commit}:{p}" for p in paths])
+    out = []
+    for path in paths:
+        raw = blobs.get(f"{commit}:{path}")
+        for number, line in attribute_lines((raw or b"").decode("utf-8", "replace")):
+            out.append((path, number, line))
+    return out
+
 
 STATUS_WORDS = {"M": "modified", "D": "deleted", "T": "changed type (file/symlink)", "R": "renamed", "C": "copied over"}
 
