@@ -443,8 +443,6 @@ def check_history(f: Findings, ledger: Ledger, git: Git, head: str, use_cache: b
 
 def _strings(raw: bytes | None) -> str:
     """Every string value of a record file (its words: body, mechanism, title...), joined."""
-    import json
-
     try:
         data = json.loads(raw or b"null")
     except ValueError:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 from ..git import Git
@@ -86,8 +87,6 @@ def attribute_lines(text: str) -> list[tuple[int, str]]:
     """(line number, line) of a .gitattributes text that would change the bytes git checks out
     for the ledger's files (records, specs, config): a byte-changing attribute set on a
     pattern that matches them (any pattern with a slash counts, and any `[attr]` macro)."""
-    from fnmatch import fnmatch
-
     found = []
     for number, line in enumerate(text.splitlines(), 1):
         words = line.split()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import stat
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -105,9 +107,6 @@ def refuse_links(folder: Path) -> None:
     symlink (MkDocs walks with `followlinks=True` and copies what a link points at: a link to
     `/proc/self/environ` published the environment, one to `/` hung the build) and never a
     device, FIFO or socket. Walked without following links; InputError (exit 2) naming each."""
-    import os
-    import stat
-
     found: list[Problem] = []
     for top, dirs, files in os.walk(folder, followlinks=False):
         for name in [*dirs, *files]:
