@@ -177,3 +177,15 @@ def test_demo_home_leads_with_what_the_reader_needs(demo) -> None:
     assert stopping.count("re-gated at 52f1114dd") == 1, stopping
     owed = home.split("## Owed", 1)[1].split("\n## ", 1)[0]
     assert "(owner:" not in owed and "fastvideo-perf" in owed
+
+
+def test_the_spec_page_has_only_the_specs_own_headings(demo) -> None:
+    """No invented "Other front matter" or "Page" headings; the front matter's `contract:`
+    links to that contract's stopping point."""
+    target, _ = demo
+    spec = (target / ".ledger-build" / "docs" / "specs" / "ltx2-mfu.md").read_text(encoding="utf-8")
+    assert not re.findall(r"^## (Other front matter|Page)$", spec, flags=re.M), spec[:800]
+    assert re.search(r"\*\*contract:\*\* \[ltx2-t2v-fp32master-81x480x832\]\(\.\./contracts/\w+\.md\)", spec), spec[
+        :800
+    ]
+    assert '<h2 id="1-resume-here">1. Resume here</h2>' in spec

@@ -25,7 +25,7 @@ from ..errors import InputError, Problem
 from ..pages import front_matter, owed_items
 from ..store.ledger import lstat_chain, read_nofollow, symlink_error, walk_nofollow
 from .context import Page, SiteData, Spec
-from .escape import md_code, md_inline
+from .escape import clip, md_code, md_inline
 
 INDEX = "specs/index.md"
 KNOWN_KEYS = ("title", "owed", "hypotheses", "gates")
@@ -171,7 +171,7 @@ def body_html(spec: Spec, directory_urls: bool = True) -> str:
 
     html = _HREF.sub(fix, html)
     # The page's own heading already says the title: a body opening with the same H1 would
-    # repeat it under "Page".
+    # repeat it.
     title = str(spec.front.get("title") or "").strip()
     first = _FIRST_H1.match(html)
     if first and (not title or _text_of(first.group(1)) == title):
@@ -186,6 +186,21 @@ def _body_title(spec: Spec) -> str | None:
         if line.strip():
             return None
     return None
+
+
+def _front_value(data: SiteData, page: str, key: str, value: Any) -> Markup:
+    """A front-matter value as the page shows it: a `contract:` (by name or id) links to
+    that contract's stopping point, a record id to its record; anything else as text."""
+    text = str(value)
+    if key == "contract" and isinstance(value, str):
+        from .home import contract_page
+
+        named = next((c for c in data.by_kind.get("contract", []) if value in (c.id, getattr(c, "name", None))), None)
+        if named is not None:
+            return Markup(f"[{md_inline(text)}]({posixpath.relpath(contract_page(named.id), posixpath.dirname(page))})")
+    if isinstance(value, str) and value in data.by_id:
+        return data.link(value, page, text)
+    return md_inline(clip(text, 200))
 
 
 def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
@@ -214,7 +229,7 @@ def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
         for row in owed:
             row.setdefault("owner", None)
             row.setdefault("issue", None)
-        other = [(k, v) for k, v in front.items() if k not in KNOWN_KEYS]
+        other = [(k, _front_value(data, page, k, v)) for k, v in front.items() if k not in KNOWN_KEYS]
         title = front.get("title") or _body_title(spec) or spec.name
         yield Page(
             page,
