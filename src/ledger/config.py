@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
 
 from .errors import ConfigError, Problem
 
@@ -161,11 +162,32 @@ def config_paths(config: Config, root: Path, where: str = CONFIG_NAME) -> dict[s
     return found
 
 
+def _no_aliases(text: str, where: str) -> None:
+    """Refuse anchors and aliases (ConfigError naming the line) before anything is built: a
+    3 KB alias bomb expanded into `MemoryError`, and ledger.yaml never needs them."""
+    for event in YAML(typ="safe", pure=True).parse(text):
+        anchor = getattr(event, "anchor", None) if isinstance(event, (CollectionStartEvent, ScalarEvent)) else None
+        if isinstance(event, AliasEvent) or anchor:
+            mark = event.start_mark
+            raise ConfigError(
+                "config uses YAML anchors or aliases",
+                [
+                    Problem(
+                        where,
+                        f"line {mark.line + 1}" if mark is not None else "",
+                        "YAML anchors and aliases (&name, *name) are not accepted in the config",
+                        "write each value out",
+                    )
+                ],
+            )
+
+
 def parse_config(text: str, where: str = CONFIG_NAME) -> Config:
     """A config from the text of a `ledger.yaml` (read from a file, or from a commit with
     `git show REV:ledger.yaml`); `where` names it in problems."""
 
     try:
+        _no_aliases(text, where)
         data = YAML(typ="safe", pure=True).load(text) or {}
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

@@ -120,6 +120,25 @@ def configure(config_rules: dict[str, dict[str, Any]] | None, config_file: str =
                     )
                 )
                 continue
+            if (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and isinstance(default, (int, float))
+                and not isinstance(default, bool)
+                and default >= 0
+                and not (value >= 0)  # NaN too
+            ):
+                # Every numeric parameter is a count, a width, a limit or a fraction: a
+                # negative one (`max_paragraphs: -5`) was an internal error.
+                problems.append(
+                    Problem(
+                        config_file,
+                        f"rules.{rule_id}.{key}",
+                        f"must be zero or more, not {value!r}",
+                        f"default: {default!r}",
+                    )
+                )
+                continue
             params[key] = value
         active[rule_id] = Active(rule, severity, params)
     if problems:

@@ -34,6 +34,7 @@ from jinja2 import TemplateError
 from ..checks.registry import Active, configure, ledger_guidance
 from ..config import CONFIG_NAME, inside
 from ..errors import InputError, LedgerError, Problem
+from ..git import Git
 from . import (
     charts,
     decisions,
@@ -411,15 +412,30 @@ def _mkdocs_into(
     result.site_dir = target
 
 
-def _lock_path(docs: Path) -> Path:
-    """The lock of one generated-docs folder, in the system's temporary folder (never in the
-    repository, and never inside the folder a build rewrites)."""
+#: How long a build waits for another build of the same folder before it gives up (seconds).
+LOCK_WAIT_S = 600.0
 
-    return Path(tempfile.gettempdir()) / f"ledger-site-{hashlib.sha256(str(docs).encode()).hexdigest()[:16]}.lock"
+
+def _lock_path(docs: Path) -> Path:
+    """The lock of one generated-docs folder: under the repository's git folder
+    (`.git/ledger/`), else the user's cache folder; never the shared temporary folder, where
+    any user could create the predictable name first (the build then waited forever)."""
+
+    name = f"site-{hashlib.sha256(str(docs).encode()).hexdigest()[:16]}.lock"
+    start = next(p for p in (docs, *docs.parents) if p.is_dir())
+    common = Git(start).maybe("rev-parse", "--git-common-dir")
+    if common:
+        base = Path(common)
+        folder = (base if base.is_absolute() else start / base) / "ledger"
+    else:
+        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ledger"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
 
 
 class _BuildLock:
-    """An exclusive lock on a file (flock), held for one site build."""
+    """An exclusive lock on a file (flock), held for one site build. Waits at most
+    LOCK_WAIT_S for another build, then stops naming the lock file (never silently forever)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -428,11 +444,30 @@ class _BuildLock:
     def __enter__(self):
 
         try:
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError:
-            return self  # another user's lock file: build unlocked; the swap still keeps the site whole
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
+            return self  # an unusable lock file: build unlocked; the swap still keeps the site whole
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(self.fd)
+                    self.fd = None
+                    raise InputError(
+                        "another site build holds the lock",
+                        [
+                            Problem(
+                                str(self.path),
+                                "lock",
+                                f"another `ledger site build` of this folder held it for {LOCK_WAIT_S:.0f} s",
+                                "wait for it to finish, or end it; the lock file goes with the process",
+                            )
+                        ],
+                    ) from None
+                time.sleep(0.2)
 
     def __exit__(self, *exc) -> None:
         if self.fd is not None:
