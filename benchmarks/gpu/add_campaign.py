@@ -170,6 +170,19 @@ FAMILIES = {
         "time: 0.86 s of the 1.23 s step at batch 12 runs at about 700 TFLOP/s, 88% of the measured ceiling.",
     ),
 }
+FAMILIES["fused-projections"] = (
+    "projection GEMMs: q/k/v as one GEMM and cross-attention k/v as one (on the bf16 weight copies)",
+    "The bf16 copies of q/k/v (and of the cross-attention's k/v) are row blocks of one [3d, d] ([2d, d]) leaf the "
+    "Triton AdamW writes, so the forward runs one N=12288 GEMM instead of three N=4096 ones and the backward one "
+    "input-gradient GEMM with K=12288 instead of three and two adds. At batch 12 each projection GEMM is already "
+    "51,480 x 4,096 x 4,096 (1.7 TFLOP), large enough to run near the ceiling, so merging saves little; peak memory "
+    "rose from 121.6 to 125.5 GiB (the grouped copies kept in both layouts). Measured with SDPA cuDNN attention: "
+    "flash-attn 4's wheels (101 MB) need two device calls on one warm machine, and this session's calls each got a "
+    "fresh machine.",
+    "Rejected (-0.12% per sample, inside the 0.5% floor). What is left at batch 12: the matmuls' rate under the "
+    "700 W power cap and the Triton fusions' share (about 9%): try compile with pointwise autotuning "
+    "(phase h28's compile-tuned) and max-autotune, both written and not yet run on the GPU.",
+)
 FAMILIES["batch14"] = (
     "samples per step: batch 14 (beyond 12)",
     "Past batch 12 the per-step costs are already spread: per sample, batch 14 ran as batch 12 (+0.02%), "
@@ -252,7 +265,7 @@ def _profile_body(prof: dict, key: str, probe: dict, ph: dict) -> dict:
 
 def load_phases(folder: Path) -> list[dict]:
     phases = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("campaign-*.json"))]
-    order = {"base": 0, "fa4": 1, "h27": 2}
+    order = {"base": 0, "fa4": 1, "h27": 2, "h28": 3}
     phases.sort(
         key=lambda d: (order[d["phase"]], len(d.get("log", [])) and d["log"][0], d.get("device_seconds_driver"))
     )
@@ -326,6 +339,10 @@ def main() -> int:
                 "sdpa": "reference DiT stack, SDPA cuDNN: exact FLOP audit",
                 "mixed": "reference DiT stack, flash-attn 4 self-attention and SDPA cuDNN cross-attention: exact "
                 "FLOP audit",
+                "sdpa-fused": "reference DiT stack, SDPA cuDNN, q/k/v and cross k/v projections as one GEMM each on "
+                "the bf16 weight copies: exact FLOP audit",
+                "fa4-fused": "reference DiT stack, flash-attn 4, q/k/v and cross k/v projections as one GEMM each on "
+                "the bf16 weight copies: exact FLOP audit",
             }[attn]
             rec = put(
                 "flop-audit",
@@ -396,8 +413,9 @@ def main() -> int:
                     **extra,
                 },
             }
-            if audits.get(cfg["attn"]):
-                body["flop_audit"] = audits[cfg["attn"]]
+            audit_key = f"{cfg['attn']}-fused" if cfg.get("proj") == "fused" else cfg["attn"]
+            if audits.get(audit_key):
+                body["flop_audit"] = audits[audit_key]
             peaks = [m for m in mem if m]
             if peaks:
                 body["peak_allocated_bytes"] = max(peaks)
