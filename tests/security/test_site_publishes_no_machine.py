@@ -66,3 +66,22 @@ def test_publish_hosts_is_an_explicit_choice(repo: Path) -> None:
     text = _built_text(repo)
     assert HOST in text
     assert "/home/alice" not in text  # home folders are never published
+
+
+def test_scratch_folders_and_gpu_uuids_are_withheld(repo: Path) -> None:
+    # Issue 22, item 11: values like /scratch/NAME/... and GPU UUIDs reached the site.
+    uuid = "GPU-1a2b3c4d-1111-2222-3333-444455556666"
+    note = {
+        "title": f"ran /scratch/carol/runs/bench.py on {uuid} (MIG-0a1b2c3d-1111-2222-3333-444455556666)",
+        "body": "the baseline on one board",
+    }
+    result = run_ledger(repo, "add", "note", "-", input=json.dumps(note))
+    assert result.returncode == 0, result.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a note naming a scratch folder and a board")
+    result = run_ledger(repo, "site", "build", "--strict")
+    assert result.returncode == 0, result.stderr + result.stdout
+    text = _built_text(repo)
+    assert "~/runs/bench" in text and "GPU#" in text and "MIG#" in text
+    for leak in ("carol", "1a2b3c4d", "0a1b2c3d", "/scratch/"):
+        assert leak not in text, leak

@@ -11,8 +11,9 @@ user's folders: no hostnames, no boot ids, no local checkout paths, no home fold
   their sha256: records of one allocation still share one id, and the host is not there.
 - `allocation.hosts` are dropped; an environment's `hostname` (also in its title) becomes
   `host#` and 8 hex characters of its sha256.
-- Home folders inside any text (`/home/NAME/`, `/Users/NAME/`, `/root/`) print as `~/`
-  (`scrub_text`, applied by every escaping filter).
+- Home and per-user scratch folders inside any text (`/home/NAME/`, `/Users/NAME/`, `/root/`,
+  `/scratch/NAME/`) print as `~/`, and GPU UUIDs as `GPU#` and a hash (`scrub_text`, applied by
+  every escaping filter).
 
 `site.publish_hosts: true` in ledger.yaml publishes hostnames and allocation ids as recorded
 (for an internal site); local paths and home folders are never published.
@@ -29,12 +30,20 @@ from ..store.stamps import ROOT_COMMIT_PREFIX, is_local_path
 LOCAL_CHECKOUT = "local checkout"
 #: Schedulers whose allocation ids are made from a hostname (see store.stamps.detect_allocation).
 _HOST_SCHEDULERS = frozenset({"local", "torchrun"})
-_HOME = re.compile(r"(?:/home/[^/\s\"'<>]+|/Users/[^/\s\"'<>]+|/root(?=[/\s\"'<>]|$)|[A-Za-z]:\\Users\\[^\\\s\"'<>]+)")
-_HOME_MARKERS = ("/home/", "/Users/", "/root", ":\\Users\\")
+_HOME = re.compile(
+    r"(?:/home/[^/\s\"'<>]+|/Users/[^/\s\"'<>]+|/root(?=[/\s\"'<>]|$)|[A-Za-z]:\\Users\\[^\\\s\"'<>]+"
+    r"|/(?:scratch|scratch\d*|lscratch|local_scratch)/[^/\s\"'<>]+)"
+)
+_HOME_MARKERS = ("/home/", "/Users/", "/root", ":\\Users\\", "scratch")
+#: A GPU's (or MIG instance's) UUID names one board of one machine: `GPU-#` and a hash instead.
+_GPU_UUID = re.compile(r"\b(GPU|MIG)-[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b")
 
 
 def scrub_text(text: str) -> str:
-    """`text` with every home folder replaced by `~`."""
+    """`text` with every home or per-user scratch folder replaced by `~`, and every GPU UUID
+    by `GPU#` and 8 hex characters of its sha256 (two boards stay two, neither is named)."""
+    if "GPU-" in text or "MIG-" in text:
+        text = _GPU_UUID.sub(lambda m: f"{m.group(1)}#{hashlib.sha256(m.group(0).encode()).hexdigest()[:8]}", text)
     if not any(marker in text for marker in _HOME_MARKERS):
         return text
     return _HOME.sub("~", text)
