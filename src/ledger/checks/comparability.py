@@ -67,8 +67,10 @@ def verdict_problem(record) -> str | None:
 Lookup = Callable[[str], "Info | None"]
 
 
-def check(info: Info, lookup: Lookup, emit) -> None:
-    """Emit violations for one record; `lookup(id)` finds referenced records."""
+def check(info: Info, lookup: Lookup, emit, corrected: bool = False) -> None:
+    """Emit violations for one record; `lookup(id)` finds referenced records. `corrected`: a
+    record among those checked supersedes this one, so a missing FLOP audit is judged on the
+    correction (records never change: a correction is the only way to supply one)."""
     if info.kind == "sandwich" and info.arms:
         arms = {name: lookup(ref) for name, ref in info.arms}
         found = {name: arm for name, arm in arms.items() if arm is not None}
@@ -103,6 +105,8 @@ def check(info: Info, lookup: Lookup, emit) -> None:
                 field="contract",
             )
     if info.kind == "measurement" and info.mfu:
+        if not info.flop_audit and corrected:
+            return
         if not info.flop_audit:
             emit("mfu-audit", info.path, "reports mfu_percent but names no flop_audit", field="flop_audit")
             return

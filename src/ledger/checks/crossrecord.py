@@ -30,6 +30,7 @@ def cross_checks(
 ) -> None:
     """reference-resolves (unless `exists` is None: resolved by the writer already),
     comparability, supersedes-chain and the SHA rules for `new`."""
+    corrected = {ref for info in new for ref in supersedes_of(info)}
     for info in new:
         if exists is not None:
             for where, ref in info.refs:
@@ -40,7 +41,7 @@ def cross_checks(
                         f"refers to record {ref}, which is not in the ledger",
                         field=where,
                     )
-        comparability.check(info, lookup, f.emit)
+        comparability.check(info, lookup, f.emit, corrected=info.id in corrected)
         derived.check(info, lookup, f.emit)
     check_chains(f, new, lookup)
     check_shas(f, new, root, pushing)
