@@ -135,6 +135,9 @@ def load_data(ledger, progress: Progress = _noop, active: dict[str, Active] | No
     guidance = ledger_guidance(ledger, records, active)
     data = SiteData.build(title, records, specs, ledger.config.contract)
     data.guidance = guidance
+    cell = (active or configure(ledger.config.rules, CONFIG_NAME)).get("cell-width")
+    if cell is not None and cell.severity != "off":
+        data.cell_limit = int(cell.params["max_chars"])
     data.cite(home.cited_ids(data))
     data.commit_order = commit_order(
         (ledger.root / ledger.config.source).resolve(),

@@ -76,6 +76,8 @@ class SiteData:
     #: contract id -> its live FLOP audit, once a build (`audit_of`).
     _audits: dict[str, Any] | None = field(default=None, repr=False)
     _judge: Judge | None = field(default=None, repr=False)
+    #: The widest cell the page rules let a generated table carry (`cell-width`'s max_chars).
+    cell_limit: int = 220
 
     @classmethod
     def build(
