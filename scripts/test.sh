@@ -8,4 +8,5 @@ if ! git config user.email >/dev/null 2>&1; then
   export GIT_AUTHOR_NAME="ledger tests" GIT_AUTHOR_EMAIL=tests@ledger.invalid
   export GIT_COMMITTER_NAME="ledger tests" GIT_COMMITTER_EMAIL=tests@ledger.invalid
 fi
-exec .venv/bin/python -m pytest -n 2 -q "$@"
+# Coverage of src/ledger, held at [tool.coverage.report] fail_under (pyproject.toml).
+exec .venv/bin/python -m pytest -n 2 -q --cov --cov-report=term "$@"

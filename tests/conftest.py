@@ -60,6 +60,17 @@ SCRUBBED = (
 )
 
 
+#: A test that uses one of these fixtures is marked `slow` (pushes through a remote, the
+#: demo's build): the quick subset, `pytest -m "not slow and not browser"`, leaves it out.
+SLOW_FIXTURES = frozenset({"pushed", "pushed_template", "demo_ltx2", "demo_decode"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, **GIT_ENV}
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=check, text=True, capture_output=True, input=input)

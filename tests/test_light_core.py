@@ -79,6 +79,7 @@ def test_the_core_has_none_of_the_site_stack(core_path: Path) -> None:
     assert present.isdisjoint(SITE_ONLY), present & set(SITE_ONLY)
 
 
+@pytest.mark.slow
 def test_core_commands_run_without_the_site_stack(core_path: Path, tmp_path: Path) -> None:
     repo = tmp_path / "campaign"
     repo.mkdir()

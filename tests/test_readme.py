@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import GIT_ENV, ROOT
 
 
@@ -17,6 +18,7 @@ def quickstart_block() -> str:
     return re.search(r"```bash\n(.*?)```", section, re.S).group(1)
 
 
+@pytest.mark.slow
 def test_readme_quickstart_runs(tmp_path: Path) -> None:
     script = quickstart_block()
     assert "source .venv/bin/activate" in script

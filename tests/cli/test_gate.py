@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import cli
 
 
@@ -17,6 +18,7 @@ def gate(repo: Path, *cmd: str, report: str = "r.xml") -> tuple[int, dict]:
     return result.returncode, record
 
 
+@pytest.mark.slow
 def test_passing_failing_and_empty_runs(repo: Path) -> None:
     tests = repo / "suite"
     tests.mkdir()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import cli, git
 
 
@@ -42,6 +43,7 @@ def test_bad_config_is_reported_with_its_field(repo: Path) -> None:
     assert result.returncode == 2 and "ledger.yaml" in result.stderr and "recrods" in result.stderr
 
 
+@pytest.mark.slow
 def test_site_build_leaves_the_committed_init_clean(repo: Path) -> None:
     """The quickstart commits what `ledger init` wrote; a site build must not rewrite the
     tracked mkdocs.yml afterwards, or every later record is stamped dirty."""

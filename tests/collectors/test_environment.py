@@ -85,6 +85,7 @@ def test_health_rules():
     assert assess_health([starved], under_load=True)["verdict"] == "degraded"
 
 
+@pytest.mark.slow
 def test_collect_env_writes_a_record_without_secrets(repo):
     env = {**SECRETS, **FLAGS}
     out = run_ledger(repo, "collect", "env", "--format", "json", env=env)
@@ -99,6 +100,7 @@ def test_collect_env_writes_a_record_without_secrets(repo):
     assert shown.returncode == 0 and "environment" in shown.stdout
 
 
+@pytest.mark.slow
 def test_collect_ceiling_and_attention_on_cpu(repo, tmp_path):
     out = run_ledger(
         repo,

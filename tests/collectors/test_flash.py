@@ -52,6 +52,7 @@ def _sdpa(q, k, v, causal=False):
     ).transpose(1, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("causal", [False, True])
 def test_counted_fa4_computes_attention_and_its_gradients(fa4, causal):
     from ledger.collectors.flash import flash_attn_func
@@ -134,6 +135,7 @@ def test_a_model_on_fa4_audits_to_the_flop(fa4):
     assert not result.uncounted_ops
 
 
+@pytest.mark.slow
 def test_fa4_compiles_as_one_opaque_op(fa4):
     from ledger.collectors.flash import flash_attn_func
 
@@ -177,6 +179,7 @@ def _pythonpath(*extra: Path) -> str:
     return os.pathsep.join(parts)
 
 
+@pytest.mark.slow
 def test_collect_attention_cli_names_fa4_and_records_it_failed_when_absent(repo, tmp_path):
     out = tmp_path / "att.json"
     args = [

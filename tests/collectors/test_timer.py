@@ -41,6 +41,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_gloo_ranks_record_the_slowest_rank_per_step():
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()

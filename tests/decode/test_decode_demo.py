@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import run_ledger
 
 from ledger.demo import CAMPAIGNS, campaign_text
@@ -19,6 +20,7 @@ def test_the_campaign_data_loses_no_text_to_yaml_comments():
         assert comment_warnings(campaign_text(name)) == [], name
 
 
+@pytest.mark.slow
 def test_decode_demo_checks_and_builds_its_site(tmp_path: Path):
     target = tmp_path / "decode-demo"
     result = run_ledger(tmp_path, "demo", "--campaign", "decode", str(target), "--format", "json")

@@ -122,6 +122,7 @@ def test_a_distinguishable_best_is_named_so(repo: Path):
     assert "distinguishable from its neighbours (threads=4)" in stop["text"]
 
 
+@pytest.mark.slow
 def test_site_shows_sweep_table_chart_memory_phases_and_findings(swept: Path):
     add(
         swept,
@@ -209,6 +210,7 @@ def test_inference_measurements_carry_no_samples_per_second(repo: Path):
     assert "samples/s" not in cli(repo, "show", mid).stdout
 
 
+@pytest.mark.slow
 def test_hostile_sweep_values_render_escaped_and_bad_profiles_are_refused(repo: Path):
     (cid,) = add(repo, "contract", {**CONTRACT, "name": "hostile", "sweep": [{"name": "variant", "base": "a"}]})
     add(

@@ -278,6 +278,7 @@ def test_seed_bodies_are_valid_and_bad_values_are_refused(ledger_with_refs) -> N
                 prepare(book, kind, [Item({**bodies[kind], field: value}, "<seed>", 1)], STAMP)
 
 
+@pytest.mark.slow
 @settings(max_examples=650, **SETTINGS)
 @given(data=st.data())
 def test_malformed_records_are_refused_naming_file_and_field(ledger_with_refs, tmp_path_factory, data) -> None:

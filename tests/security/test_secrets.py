@@ -135,6 +135,7 @@ def test_the_sampler_records_no_token_from_its_command_or_environment(repo: Path
     assert _leaks(out.stdout) == []
 
 
+@pytest.mark.slow
 def test_no_input_path_writes_a_token_the_checker_refuses(repo: Path, tmp_path: Path) -> None:
     """Each input path is refused at write time by the checker's own `secrets` rule (exit 2,
     nothing written), so `ledger check` never meets what `ledger add` let through."""

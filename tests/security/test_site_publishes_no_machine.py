@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import git, run_ledger
 
 HOST = "gpu-node-17.internal.example"
@@ -46,6 +47,7 @@ def _campaign(repo: Path) -> None:
     git(repo, "commit", "-qm", "records written on a named host")
 
 
+@pytest.mark.slow
 def test_the_site_withholds_hostnames_boot_ids_and_local_paths(repo: Path) -> None:
     _campaign(repo)
     result = run_ledger(repo, "site", "build", "--strict")
@@ -57,6 +59,7 @@ def test_the_site_withholds_hostnames_boot_ids_and_local_paths(repo: Path) -> No
     assert "local#" in text  # one allocation is still one id
 
 
+@pytest.mark.slow
 def test_publish_hosts_is_an_explicit_choice(repo: Path) -> None:
     _campaign(repo)
     config = repo / "ledger.yaml"

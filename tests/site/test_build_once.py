@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
+import pytest
+
 from ledger.analysis.stopping_point import stopping_point
 from ledger.checks.registry import configure
 from ledger.site import mkdocs_run
@@ -23,6 +25,7 @@ COUNTED = {
 }
 
 
+@pytest.mark.slow
 def test_a_build_reads_and_derives_each_input_once(campaign, tmp_path) -> None:
     ledger = Ledger.open(campaign.root)
     calls: Counter[str] = Counter()

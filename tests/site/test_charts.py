@@ -9,6 +9,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import git
 from tests.site.conftest import Campaign
 
@@ -164,6 +166,7 @@ def test_the_sample_strip_speaks_figures_not_float_noise() -> None:
     assert numbers and all(len(n.split(".")[1]) <= 6 for n in numbers), numbers
 
 
+@pytest.mark.slow
 def test_a_sweep_of_a_contract_that_is_not_current_stays_on_the_charts(repo: Path) -> None:
     """Only the current contract's sweep has a Sweeps page; another contract's swept
     measurements are charted by commit rather than vanishing from the site."""

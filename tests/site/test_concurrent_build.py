@@ -8,9 +8,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import GIT_ENV, LEDGER_BIN, run_ledger
 
 
+@pytest.mark.slow
 def test_two_builds_at_once_into_one_folder_both_succeed(repo: Path) -> None:
     lines = "\n".join(json.dumps({"body": f"note {n}", "title": f"note {n}"}) for n in range(60))
     result = run_ledger(repo, "add", "note", "-", input=lines)

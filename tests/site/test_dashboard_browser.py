@@ -270,7 +270,7 @@ def test_site_works_wherever_opened_and_fits(which, request, tmp_path):
         problems = in_browser(both)
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=10)  # waits, and closes its pipes
     assert problems == {"file": CLEAN, "serve": CLEAN}, problems
     if which == "demo":
         shot = shots["file"] / "demo-home-1400px.png"

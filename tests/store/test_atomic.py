@@ -41,6 +41,7 @@ def all_records_intact(root: Path) -> list[dict]:
     return out
 
 
+@pytest.mark.slow
 def test_many_processes_adding_at_once_lose_nothing(repo: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, text=True, capture_output=True).stdout.strip()
@@ -69,6 +70,7 @@ def test_many_processes_adding_at_once_lose_nothing(repo: Path) -> None:
     assert len({r["id"] for r in records}) == 300
 
 
+@pytest.mark.slow
 def test_a_killed_writer_leaves_no_partial_record(repo: Path) -> None:
     lines = "\n".join(json.dumps({"body": "x" * 2000 + str(i)}) for i in range(4000)) + "\n"
     (repo / "many.jsonl").write_text(lines)

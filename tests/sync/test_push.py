@@ -145,7 +145,8 @@ def test_a_queued_push_lands_with_the_next_integration(pushed: Path, tmp_path: P
     assert queued.returncode == 0 and report["outcome"] == "queued", queued.stderr
     assert report["queue_ref"].startswith("refs/ledger/incoming/")
     flag.unlink()
-    assert holder.wait(60) == 0, holder.stderr.read() if holder.stderr else ""
+    _, held = holder.communicate(timeout=60)  # waits, and closes its pipe
+    assert holder.returncode == 0, held
     integrated, report = push(ci, "--integrate")
     assert integrated.returncode == 0 and report["outcome"] == "landed", integrated.stderr
     assert report["integrated"] >= 1

@@ -103,5 +103,7 @@ def run_gate(
         sampler.join()
         if sink:
             sink.close()
+        if proc.stdout is not None:
+            proc.stdout.close()  # else an unclosed-file ResourceWarning when it is collected
     samples.append(os.getloadavg()[0])
     return GateRun(list(command), exit_code, time.perf_counter() - started, _thin(samples, MAX_LOAD_SAMPLES), capture)
