@@ -22,7 +22,7 @@ from .guarded import base_guarded, guarded_of
 from .history import STATUS_WORDS, attribute_problems, walk_records_history
 from .info import Info
 from .keyedrows import check_file, declared_changes, declared_files, page_declaration
-from .pages import UNOWNED_TAG, named_items, owed_of_page, page_settings
+from .pages import UNOWNED_TAG, named_items, owed_of_page, page_evidence, page_settings
 from .perfile import check_pages
 from .policy import Policy, accepts_config_change, config_at, judge_config
 from .records import FileRules, inspect_artifact, inspect_batch, inspect_file, stamp_time
@@ -230,9 +230,7 @@ class RangeCheck:
             pages_changed = list(dict.fromkeys([*pages_changed, *fresh]))
         owners = self.issue_owners(pages_text)
         # Records that changed pages name beside their figures (for their spread).
-        self.fetch(
-            {i for p in pages_changed for fig in pages_mod.quoted_figures(pages_text[self.rel(p)]) for i in fig.ids}
-        )
+        self.fetch({i for p in pages_changed for i in pages_mod.record_ids(pages_text[self.rel(p)])})
         judged = [self.rel(p) for p in pages_changed]
         check_pages(self.f, pages_text, judged, owners.get, self.known.get, self.guard.covers, self.raised, self.named)
 
@@ -395,6 +393,11 @@ class RangeCheck:
 
 
 MARK_FIELD = "rules.owed-high-water.high_water"
+
+
+def _named_ids(text: str) -> list[str]:
+    """Record ids a page names in its body and its front matter's `evidence:` list."""
+    return [*pages_mod.record_ids(text), *page_evidence(text, page_settings(text)[0])]
 
 
 def _high_water(raw: bytes) -> int | None:

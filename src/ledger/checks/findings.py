@@ -64,15 +64,17 @@ class Findings:
         line: int | None = None,
         field: str | None = None,
         fix: str | None = None,
+        severity: str | None = None,
     ) -> None:
+        """Report a violation at the rule's severity, or at `severity` when that is stricter
+        (a page that asks for an error)."""
         active = self.active.get(rule_id)
         if active is None:
             rule(rule_id)  # an undeclared id raises UnknownRule; a rule turned off is dropped
             return
+        level = severity if severity == "error" else active.severity
         self.result.violations.append(
-            Violation(
-                file, line, field, rule_id, active.severity, message, fix if fix is not None else RULES[rule_id].fix
-            )
+            Violation(file, line, field, rule_id, level, message, fix if fix is not None else RULES[rule_id].fix)
         )
 
     def extend(self, violations: list[Violation]) -> None:

@@ -40,3 +40,5 @@ class Info(NamedTuple):
     tags: tuple[str, ...] = ()
     #: What the derived-figures rules read (ledger.checks.derived.figures_of): (name, value) pairs.
     figures: tuple[tuple[str, Any], ...] = ()
+    #: measurement: how many runs its figures summarise (`n`, else its samples), None when unknown.
+    n: int | None = None

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from .. import pages
 from ..analysis.figures import supported_digits_relative
 from ..analysis.keyed import owner_of
-from .result import ERROR
+from .result import ERROR, WARNING
 from .rule import Rule
 
 #: The rules of this family, as data (ledger.checks.registry lists the families).
@@ -70,9 +71,26 @@ RULES: tuple[Rule, ...] = (
         "The ends of an observed range in a table's Min and Max columns are observations, not "
         "estimates: each is held to the leading place of its row's max - min (0.21 and 0.26 s, "
         "not 0.2134 s), so the two ends stay apart. "
-        "The spread is the one stated in the same paragraph or table row (`21-23% spread`, `±2%`, "
-        "a Spread column) or that of a measurement record the block names by id.",
+        "The spread is the one stated in the figure's own clause (`~9x, 21-23% spread; the render "
+        "takes 2681 s` binds nothing to 2681 s), else in its paragraph or table row when stated on "
+        "its own (`21-23% spread`, `±2%`, a Spread column); else that of the measurement records its "
+        "cell, row or paragraph names by id, or the page's front matter `evidence:` lists (a ratio "
+        "carries the sum of their spreads). A record with n < 5 or no spread supports at most two "
+        "significant figures unless the page says why (`figures: {why: ...}`). A bare number under "
+        "a header with a unit (`Speedup, x`, `Median s`) is a figure. A table quoted beside its "
+        "spread declares it (`figures: {spread_column: Spread}`, optionally `columns: [...]`): "
+        "figures of rows whose Spread cell holds a value stand as written.",
         "Quote only the supported figures, approximately (`~9x at 16-20 workers`), with the conditions.",
+    ),
+    Rule(
+        "figures-evidence",
+        "pages",
+        WARNING,
+        "A figure in a table of a guarded page has no evidence: no spread in its row (a Spread "
+        "column or a stated spread), no record id in its cell, its row or the page (or the front "
+        "matter's `evidence:` list). An error on a page whose front matter says "
+        "`figures: {evidence: required}`.",
+        "Name the record the figure comes from (its id in the cell, row or page), or state its spread.",
     ),
 )
 
@@ -93,7 +111,30 @@ def turned_off(front: dict) -> set[str]:
     return {str(x) for x in off} if isinstance(off, list) else set()
 
 
-def check_page(path: str, text: str, active: dict, emit: Emit, spread_of: Callable[[str], float | None]) -> None:
+class Evidence(NamedTuple):
+    """What a figure's digits are judged against: a record's spread (percent) and run count."""
+
+    spread: float | None
+    n: int | None
+
+
+EvidenceOf = Callable[[str], "Evidence | None"]
+
+#: Below this many runs (or with no spread) a measurement supports at most this many digits.
+MIN_RUNS, WEAK_DIGITS = 5, 2
+
+
+def figure_settings(front: dict) -> dict:
+    """The page's `figures:` front matter: spread_column, columns, why, evidence."""
+    value = front.get("figures")
+    return value if isinstance(value, dict) else {}
+
+
+def check_page(
+    path: str, text: str, active: dict, emit: Emit, evidence_of: EvidenceOf, *, whole_page: bool = True
+) -> None:
+    """The page rules on one page. `whole_page`: a figure whose block names no record is judged
+    by the records the page names (spec pages, guarded documents; not generated pages)."""
     front, error = page_settings(text)
     if error:
         emit("prose-budget", path, error, fix="fix the front matter YAML")
@@ -122,39 +163,95 @@ def check_page(path: str, text: str, active: dict, emit: Emit, spread_of: Callab
                 f"has {len(paragraphs)} prose paragraphs, over the {budget} budget (the first over budget starts here)",
                 line=paragraphs[budget].line,
             )
-    if on("figures-spread"):
-        for fig in pages.quoted_figures(text):
-            problem = figure_problem(fig, spread_of)
-            if problem:
+    if on("figures-spread") or on("figures-evidence"):
+        settings = figure_settings(front)
+        column = settings.get("spread_column")
+        columns = settings.get("columns") or ()
+        figures = pages.quoted_figures(
+            text,
+            str(column) if isinstance(column, str) else None,
+            tuple(str(c) for c in columns) if isinstance(columns, list) else (),
+        )
+        page_ids = page_evidence(text, front) if whole_page else ()
+        why = bool(settings.get("why"))
+        unsupported = []
+        for fig in figures:
+            problem, found = figure_problem(fig, evidence_of, page_ids, why)
+            if problem and on("figures-spread"):
                 emit("figures-spread", path, problem, line=fig.line)
+            if not found and fig.in_table and not pages.definitional(fig.value, fig.unit):
+                unsupported.append(fig)
+        if unsupported and on("figures-evidence"):
+            first = unsupported[0]
+            required = settings.get("evidence") == "required"
+            emit(
+                "figures-evidence",
+                path,
+                f"{len(unsupported)} figure(s) in its tables with no evidence found (first: {first.text}): "
+                "no spread in the row, no record id in the cell or row, none in the page's `evidence:`",
+                line=first.line,
+                severity="error" if required else None,
+            )
 
 
-def figure_problem(fig: pages.Figure, spread_of: Callable[[str], float | None]) -> str | None:
-    """Why a quoted figure carries more significant figures than it may, or None."""
+def page_evidence(text: str, front: dict) -> tuple[str, ...]:
+    """Record ids the page names as the evidence of its figures (front matter `evidence:`): an id
+    in the body belongs to its own paragraph or row, never to the figures of another."""
+    listed = front.get("evidence")
+    return tuple(dict.fromkeys(str(i) for i in listed)) if isinstance(listed, list) else ()
+
+
+def figure_problem(
+    fig: pages.Figure, evidence_of: EvidenceOf, page_ids: tuple[str, ...] = (), why: bool = False
+) -> tuple[str | None, bool]:
+    """(why a quoted figure carries more significant figures than its evidence supports, or
+    None; whether any evidence was found for it: a spread beside it or a record it names)."""
     # `~9.14x` claims the same digits as `9.14x`: the tilde does not excuse them.
     if pages.definitional(fig.value, fig.unit):
-        return None
+        return None, True
+    if fig.beside_spread:
+        return None, True  # quoted beside its spread, as the page declares: the reader sees it
     if fig.resolution is not None:
         # An observed extreme: digits down to the leading place of its row's range.
         if not fig.value:
-            return None
+            return None, True
         allowed = max(1, math.floor(math.log10(abs(fig.value))) - math.floor(math.log10(fig.resolution)) + 1)
         if fig.digits > allowed:
             return (
                 f"{fig.text} carries {fig.digits} significant figures; as an end of a min-max range "
                 f"{fig.resolution:g} wide it supports {allowed}"
-            )
-        return None
+            ), True
+        return None, True
     spread = fig.spread_percent
-    if spread is None:
-        spreads = [s for s in (spread_of(i) for i in fig.ids) if s is not None]
-        spread = max(spreads) if spreads else None
-    if spread is None or spread <= 0:
-        return None
-    allowed = supported_digits_relative(spread)
+    if spread is not None:
+        if spread <= 0:
+            return None, True
+        allowed = supported_digits_relative(spread)
+        if fig.digits > allowed:
+            return f"{fig.text} carries {fig.digits} significant figures; a {spread:g}% spread supports {allowed}", True
+        return None, True
+    found = [e for e in (evidence_of(i) for i in (fig.ids or page_ids)) if e is not None]
+    if not found:
+        return None, False
+    spreads = [e.spread for e in found if e.spread is not None]
+    # A ratio of two measurements carries both spreads.
+    spread = (sum(spreads) if fig.unit == "x" and len(spreads) > 1 else max(spreads)) if spreads else None
+    weak = [e for e in found if e.spread is None or (e.n is not None and e.n < MIN_RUNS)]
+    if spread is not None and spread <= 0 and not weak:
+        return None, True  # no variation recorded across enough runs: nothing bounds the digits
+    allowed = supported_digits_relative(spread) if spread else 4
+    reason = f"a {spread or 0:g}% spread of the records it names supports {allowed}"
+    if weak and not why and allowed > WEAK_DIGITS:
+        allowed = WEAK_DIGITS
+        e = weak[0]
+        what = f"has n={e.n}" if e.n is not None and e.n < MIN_RUNS else "has no spread"
+        reason = (
+            f"a measurement it names {what}, which supports at most {WEAK_DIGITS} (under {MIN_RUNS} runs or "
+            "no spread), unless the page says why in its front matter (`figures: {why: ...}`)"
+        )
     if fig.digits > allowed:
-        return f"{fig.text} carries {fig.digits} significant figures; a {spread:g}% spread supports {allowed}"
-    return None
+        return f"{fig.text} carries {fig.digits} significant figures; {reason}", True
+    return None, True
 
 
 def owed_count(

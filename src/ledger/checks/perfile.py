@@ -14,7 +14,7 @@ from .cache import VerificationCache
 from .findings import Findings
 from .info import Info
 from .keyedrows import check_unique_keys, declared_files, keyed_key
-from .pages import check_high_water, check_page
+from .pages import Evidence, check_high_water, check_page
 from .records import FileRules, inspect_artifact, inspect_paths
 from .result import Violation
 
@@ -97,16 +97,18 @@ def check_pages(
     on the keyed tables among them; the owed high-water mark over the guarded ones of `pages_text`."""
     rules = f.file_rules()
 
-    def spread_of(record_id: str) -> float | None:
+    def evidence_of(record_id: str) -> Evidence | None:
         info = lookup(record_id)
-        return info.spread_percent if info else None
+        if info is None or info.kind != "measurement":
+            return None
+        return Evidence(info.spread_percent, info.n)
 
     declared = {d.path: d.key for d in declared_files(f.params("keyed-rows"))} if f.on("keyed-rows") else {}
     for path in checked:
         text = pages_text[path]
         if guarded(path):
             f.extend(inspect_artifact(path, text.encode("utf-8"), rules, text_page=True))
-            check_page(path, text, f.active, f.emit, spread_of)
+            check_page(path, text, f.active, f.emit, evidence_of)
         if f.on("keyed-unique"):
             keyed, key = keyed_key(path, text, declared, f.specs_rel)
             if keyed:

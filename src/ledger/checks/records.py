@@ -456,6 +456,7 @@ def info_of(path: str, record: Any) -> Info:
         owner=getattr(record, "owner", None) if kind == "issue" else None,
         number=getattr(record, "number", None) if kind == "issue" else None,
         spread_percent=_spread(record) if kind == "measurement" else None,
+        n=_runs(record) if kind == "measurement" else None,
         repo=source.repo if source is not None else None,
         family=getattr(record, "family", None),
         mechanism=getattr(record, "mechanism", None),
@@ -530,6 +531,12 @@ def _time_problems(rules: FileRules, path: str, record: Any) -> list[Violation]:
             )
         )
     return out
+
+
+def _runs(record: Any) -> int | None:
+    if getattr(record, "n", None) is not None:
+        return int(record.n)
+    return len(record.samples) if record.samples else None
 
 
 def _spread(record: Any) -> float | None:

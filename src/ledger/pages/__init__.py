@@ -32,6 +32,7 @@ from .markdown import (
     owed_sections,
     prose_paragraphs,
     quoted_figures,
+    record_ids,
     rendered_width,
     tables,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "owed_sections",
     "prose_paragraphs",
     "quoted_figures",
+    "record_ids",
     "rendered_width",
     "tables",
     "SpecOwed",

@@ -57,6 +57,10 @@ class Figure:
     #: An observed extreme (a cell under Min or Max beside the other end): the width of its
     #: row's range, at whose leading place the ends are quoted so they stay apart.
     resolution: float | None = None
+    #: Quoted beside its row's spread under a column the page declares (front matter
+    #: `figures: {spread_column: Spread}`): the reader sees the spread, so the digits stand.
+    beside_spread: bool = False
+    in_table: bool = False
 
 
 # -- parsing -----------------------------------------------------------------------------
@@ -401,7 +405,72 @@ def _figures_in(
     return out
 
 
-def quoted_figures(text: str) -> list[Figure]:
+def record_ids(text: str) -> list[str]:
+    """Record ids (ULIDs) a page names anywhere in its body, link targets included."""
+    _, body, _ = split(text)
+    return list(dict.fromkeys(_ULID.findall(body)))
+
+
+_CLAUSE_END = re.compile(r";|[.!?](?=\s)")
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    """Spans of a block's clauses: split at `;` and at a sentence's end."""
+    out, start = [], 0
+    for m in _CLAUSE_END.finditer(text):
+        out.append((start, m.end()))
+        start = m.end()
+    out.append((start, len(text)))
+    return [(a, b) for a, b in out if text[a:b].strip()]
+
+
+def _bound_figures(text: str, line: int, outer: float | None, ids: tuple[str, ...]) -> list[Figure]:
+    """The figures of a block, each with the spread that qualifies it: a spread binds to the
+    figures of its own clause (`~9x, 21-23% spread; the render takes 2681 s` binds nothing to
+    2681 s); a spread stated in a clause of its own (`The spread was 21-23%.`) qualifies the
+    whole block; `outer` (the row's Spread column) qualifies what no clause's spread does."""
+    block_spread, _ = _block_spread(text)
+    per: list[tuple[float | None, list[Figure]]] = []
+    for a, b in _clauses(text):
+        sub = text[a:b]
+        spread, spans = _block_spread(sub)
+        per.append((spread, _figures_in(sub, line, spread, spans, ids)))
+    bound = any(spread is not None and figs for spread, figs in per)
+    out: list[Figure] = []
+    for spread, figs in per:
+        if bound:
+            own = spread if spread is not None else outer
+        else:
+            own = max((v for v in (block_spread, outer) if v is not None), default=None)
+        out.extend(replace(f, spread_percent=own) for f in figs)
+    return out
+
+
+#: A header's unit: its last word (`Median s`, `Speedup, x`, `Efficiency (%)`), or the quantity.
+_HEADER_UNITS = {"x": "x", "×": "x", "%": "%", "s": "s", "ms": "ms", "us": "us", "µs": "µs", "ns": "ns"}
+_HEADER_QUANTITIES = {"speedup": "x", "efficiency": "%"}
+_BARE_NUMBER = re.compile(rf"\s*([~≈]\s?)?({_NUMBER})\s*")
+
+
+def header_unit(header: str) -> str:
+    """The unit a column's header gives its bare numbers ("" when none)."""
+    words = [w for w in re.split(r"[\s,()\[\]/:;]+", header.lower()) if w]
+    if not words:
+        return ""
+    if words[-1] in _HEADER_UNITS and len(words) > 1:
+        return _HEADER_UNITS[words[-1]]
+    return next((_HEADER_QUANTITIES[w] for w in words if w in _HEADER_QUANTITIES), "")
+
+
+def _header_name(header: str) -> str:
+    """A header without its unit word: `min s` -> `min`."""
+    words = [w for w in re.split(r"[\s,()\[\]/:;]+", header.lower()) if w]
+    if len(words) > 1 and words[-1] in _HEADER_UNITS:
+        words = words[:-1]
+    return " ".join(words)
+
+
+def quoted_figures(text: str, spread_column: str | None = None, columns: tuple[str, ...] = ()) -> list[Figure]:
     """Figures with a unit (x, ×, -fold, %, s, ms, µs, ns) in paragraphs, list items, headings and
     table rows, each with the spread stated in its own paragraph or table row: `21-23% spread`,
     `spread of 5%`, `±2%` (a spread of 4%), or the row's cell under a column headed Spread.
@@ -416,9 +485,8 @@ def quoted_figures(text: str) -> list[Figure]:
             in_table = False
         elif tok.type == "inline" and not in_table:
             plain = _plain(tok, code=False)
-            spread, spans = _block_spread(plain)
             ids = tuple(dict.fromkeys(_ULID.findall(plain + " " + " ".join(_hrefs(tok)))))
-            out.extend(_figures_in(plain, _line(tok, offset), spread, spans, ids))
+            out.extend(_bound_figures(plain, _line(tok, offset), None, ids))
     headers: list[str] = []
     for _, row, line, cells in _rows(tokens, offset):
         texts = [_plain(c, code=False).strip() for c in cells]
@@ -426,7 +494,12 @@ def quoted_figures(text: str) -> list[Figure]:
             headers = [t.lower() for t in texts]
             continue
         spread_cols = {i for i, h in enumerate(headers) if "spread" in h}
-        ends = _range_ends(headers, texts)
+        ends = _range_ends([_header_name(h) for h in headers], texts)
+        declared = spread_column is not None and any(h == spread_column.lower() for h in headers)
+        shown = declared and any(
+            h == str(spread_column).lower() and i < len(texts) and re.search(_NUM, texts[i])
+            for i, h in enumerate(headers)
+        )
         spread = None
         for col in spread_cols:
             if col < len(texts):
@@ -438,12 +511,22 @@ def quoted_figures(text: str) -> list[Figure]:
         for col, cell_text in enumerate(texts):
             if col in spread_cols:
                 continue
-            cell_spread, spans = _block_spread(cell_text)
-            best = max((s for s in (spread, cell_spread) if s is not None), default=None)
-            found = _figures_in(cell_text, line, best, spans, ids)
+            header = headers[col] if col < len(headers) else ""
+            unit = header_unit(header)
+            bare = _BARE_NUMBER.fullmatch(cell_text) if unit else None
+            if bare is not None:
+                # `9.14` under a `Speedup, x` header is the figure 9.14x.
+                found = [_figure(bare.group(2), unit, bool(bare.group(1)), cell_text.strip(), line, spread, ids)]
+            else:
+                found = _bound_figures(cell_text, line, spread, ids)
             if ends is not None and col in ends[0]:
                 found = [replace(f, resolution=ends[1]) for f in found]
-            out.extend(found)
+            beside = shown and (
+                not columns
+                or _header_name(header) in {c.lower() for c in columns}
+                or header in {c.lower() for c in columns}
+            )
+            out.extend(replace(f, in_table=True, beside_spread=bool(beside)) for f in found)
     out.sort(key=lambda f: f.line)
     return out
 

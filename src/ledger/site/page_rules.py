@@ -9,7 +9,7 @@ ledger.yaml, as for `ledger check`.
 
 from __future__ import annotations
 
-from ..checks.pages import check_page
+from ..checks.pages import Evidence, check_page
 from ..checks.registry import Active, configure
 from ..errors import Problem
 from .context import Page, SiteData
@@ -58,6 +58,12 @@ def check_texts(
         where = f"line {line}" if line else ""
         problems.append(Problem(prefix + file, where, f"[{rule_id}] {message}", fix or active[rule_id].rule.fix))
 
+    def evidence_of(record_id: str) -> Evidence | None:
+        value = spread.get(record_id)
+        return Evidence(value, None) if value is not None else None
+
     for path, text in pages:
-        check_page(path, text, active, emit, spread.get)
+        # A generated page names many records: a figure is judged by the records its own
+        # block names, never by every id on the page.
+        check_page(path, text, active, emit, evidence_of, whole_page=False)
     return problems
