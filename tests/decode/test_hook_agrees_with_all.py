@@ -47,8 +47,13 @@ def a_duplicate_key(text: str) -> str:
     return text.replace("| 2 | 1.06 |\n", "| 2 | 1.06 |\n| 2 | 1.05 |\n")  # as merge=union appends
 
 
+def evidence_required(text: str) -> str:
+    return "---\nfigures: {evidence: required}\n---\n" + text  # its Median s figures name no record
+
+
 #: rule -> how a clean page is made to break it.
 BREAKS = {
+    "figures-evidence": evidence_required,
     "cell-width": wide_cell,
     "prose-budget": many_paragraphs,
     "owed-high-water": unowned_owed,
