@@ -26,6 +26,7 @@ from ..pages import front_matter, owed_items
 from ..store.ledger import lstat_chain, read_nofollow, symlink_error, walk_nofollow
 from .context import Page, SiteData, Spec
 from .escape import clip, md_code, md_inline
+from .home import contract_page
 
 INDEX = "specs/index.md"
 KNOWN_KEYS = ("title", "owed", "hypotheses", "gates")
@@ -193,8 +194,6 @@ def _front_value(data: SiteData, page: str, key: str, value: Any) -> Markup:
     that contract's stopping point, a record id to its record; anything else as text."""
     text = str(value)
     if key == "contract" and isinstance(value, str):
-        from .home import contract_page
-
         named = next((c for c in data.by_kind.get("contract", []) if value in (c.id, getattr(c, "name", None))), None)
         if named is not None:
             return Markup(f"[{md_inline(text)}]({posixpath.relpath(contract_page(named.id), posixpath.dirname(page))})")
