@@ -220,11 +220,7 @@ def _decided(records: list[Envelope], by_id: dict[str, Envelope], superseded: se
     for d in records:
         if not isinstance(d, Decision) or d.id in superseded:
             continue
-        cited = set(d.evidence)
-        for ref in d.evidence:
-            sandwich = by_id.get(ref)
-            if isinstance(sandwich, Sandwich) and sandwich.candidate:
-                cited.add(sandwich.candidate)
+        cited = cited_by(d, by_id)
         if d.verdict == "accepted":
             accepted |= cited
         elif d.verdict == "rejected":
@@ -339,11 +335,7 @@ class RecipeRuns:
         for d in records:
             if not isinstance(d, Decision) or d.id in superseded or d.verdict != "accepted":
                 continue
-            cited = set(d.evidence)
-            for ref in d.evidence:
-                sandwich = by_id.get(ref)
-                if isinstance(sandwich, Sandwich) and sandwich.candidate:
-                    cited.add(sandwich.candidate)
+            cited = cited_by(d, by_id)
             scope = d.pending_on
             for mid in cited:
                 if scope is not None and scope.health == "healthy":
@@ -387,3 +379,13 @@ def _mark_fastest(rows: list[Row]) -> None:
     if len(finals) > 1:
         fastest = max(finals, key=lambda r: (r.mfu or -1.0, r.throughput or -1.0))
         fastest.status = FASTEST
+
+
+def cited_by(decision: Decision, by_id: dict) -> set[str]:
+    """The records a decision cites, with the candidate arm of each sandwich it cites."""
+    cited = set(decision.evidence)
+    for ref in decision.evidence:
+        sandwich = by_id.get(ref)
+        if isinstance(sandwich, Sandwich) and sandwich.candidate:
+            cited.add(sandwich.candidate)
+    return cited
