@@ -128,6 +128,29 @@ def setup_append_only(repo):
     assert push(repo).returncode == 0
 
 
+def setup_fork(repo):
+    measurement(repo, title="measured once")
+    commit(repo)
+    assert push(repo).returncode == 0
+
+
+def _original(repo: Path) -> str:
+    """The measurement of `setup_fork` (the one that corrects nothing)."""
+    found = [json.loads(p.read_bytes()) for p in (repo / "ledger" / "records" / "measurement").rglob("*.json")]
+    return next(r["id"] for r in found if not r.get("supersedes"))
+
+
+def good_fork(repo):
+    measurement(repo, title="corrected", supersedes=[_original(repo)])
+
+
+def bad_fork(repo):
+    # A second job corrected the same measurement: `ledger add` sees the first correction here
+    # and refuses; pushed anyway, the check refuses it too.
+    data = {"metric": "step_time", "unit": "s", "samples": [1.2], "supersedes": [_original(repo)]}
+    refused_then_by_hand(repo, "measurement", data, "correction-fork")
+
+
 def good_cell(repo):
     page(repo, "a.md", "| a |\n|---|\n| " + "x" * 220 + " |\n")
 
@@ -304,6 +327,7 @@ CASES = {
     "sha-resolves": (None, good_schema, bad_sha),
     "sha-abbreviated": (None, good_schema, bad_sha_abbreviated),
     "append-only": (setup_append_only, good_schema, bad_append_only),
+    "correction-fork": (setup_fork, good_fork, bad_fork),
     "cell-width": (None, good_cell, bad_cell),
     "prose-budget": (None, good_prose, bad_prose),
     "owed-high-water": (None, good_owed, bad_owed),
@@ -386,3 +410,20 @@ def test_the_installed_hook_refuses_what_the_check_refuses(pushed: Path, case: s
     """End to end: a per-file rule, the history rule and the policy rule through the real
     `git push` and the installed hook, in its own process."""
     passes_then_refuses(pushed, case, hook_push)
+
+
+def test_a_forked_correction_is_refused_by_all_until_one_record_supersedes_both(repo: Path):
+    """`check --all` names the newer of two live corrections of one record, the other, and a
+    fix that works: one record superseding both ends the fork."""
+    original = measurement(repo, title="measured once")
+    first = measurement(repo, title="corrected by job 1", supersedes=[original])
+    second = raw_record(repo, "measurement", {"samples": [1.2], "supersedes": [original]}).stem
+    newer, older = max(first, second), min(first, second)
+    report = cli(repo, "check", "--all", "--format", "json")
+    forks = [v for v in json.loads(report.stdout)["violations"] if v["rule"] == "correction-fork"]
+    assert report.returncode == 1 and len(forks) == 1, report.stdout
+    [v] = forks
+    assert v["file"].endswith(f"/{newer}.json") and older in v["message"] and original in v["message"]
+    assert f'"supersedes": ["{older}", "{newer}"]' in v["fix"]
+    measurement(repo, title="the figures that stand", supersedes=[older, newer])
+    assert cli(repo, "check", "--all").returncode == 0

@@ -212,3 +212,49 @@ def test_a_kill_mid_merge_is_undone_by_the_next_push(pushed: Path, tmp_path: Pat
     assert any("took back the 1 file(s) its merge had staged" in a for a in report["actions"]), report["actions"]
     assert set(mine) <= set(on_main(remote)) and len(on_main(remote)) == 2
     assert git(b, "status", "--porcelain").stdout == ""
+
+
+def test_a_lost_race_through_the_hook_says_the_push_is_behind(pushed: Path, tmp_path: Path) -> None:
+    """A plain `git push` whose remote moved since the clone fetched is refused by the hook as
+    behind the remote (no `append-only` accusation), with git's advice to fetch first; after
+    `git pull --no-rebase` the same push passes."""
+    remote = tmp_path / "remote.git"
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for repo in (a, b):
+        notes(repo, f"from {repo.name}")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"{repo.name}'s note")
+    git(a, "push", "-q", "origin", "HEAD:main")
+    lost = git(b, "push", "origin", "HEAD:main", check=False)
+    assert lost.returncode != 0
+    assert "error[behind-remote]" in lost.stderr and "this push is behind the remote" in lost.stderr, lost.stderr
+    assert "append-only" not in lost.stderr and "Fetch first" in lost.stderr
+    git(b, "pull", "-q", "--no-rebase", "origin", "main")
+    git(b, "push", "-q", "origin", "HEAD:main")
+    assert len(on_main(remote)) == 2
+
+
+def test_two_jobs_correcting_one_measurement_fork_it_and_the_fix_lands(pushed: Path, tmp_path: Path) -> None:
+    """Two jobs correct one measurement before either lands: the first `ledger push` lands, the
+    second is refused `correction-fork` naming both and how to supersede both; that record lands."""
+    remote = tmp_path / "remote.git"
+    seed = clone(remote, tmp_path / "seed")
+    [original] = run_ledger(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
+    assert push(seed)[0].returncode == 0
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    fixes = {}
+    for repo in (a, b):
+        body = json.dumps({"body": f"{repo.name}: 1.10 s", "supersedes": [original]})
+        [fixes[repo.name]] = run_ledger(repo, "add", "note", "-", input=body).stdout.split()
+    assert push(a)[0].returncode == 0
+    refused, report = push(b)
+    assert refused.returncode == 1 and report["outcome"] == "refused", refused.stderr
+    [fork] = [v for v in report["violations"] if v["rule"] == "correction-fork"]
+    both = sorted(fixes.values())
+    assert fork["file"].endswith(f"/{both[1]}.json") and f'"supersedes": ["{both[0]}", "{both[1]}"]' in fork["fix"]
+    assert "error[correction-fork]" in refused.stderr
+    body = json.dumps({"body": "1.05 s stands", "supersedes": both})
+    assert run_ledger(b, "add", "note", "-", input=body).returncode == 0
+    landed, report = push(b)
+    assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    fresh_check(remote, tmp_path / "fresh")

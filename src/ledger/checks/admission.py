@@ -30,7 +30,7 @@ from ..schema.registry import KINDS
 from ..store.ledger import Ledger, shard_of
 from ..store.staged import Staged
 from . import guidance
-from .crossrecord import check_attachments, check_unique, cross_checks
+from .crossrecord import check_attachments, check_forks, check_unique, correctors_in, cross_checks, supersedes_of
 from .findings import Findings
 from .records import FileRules, Info, info_of, inspect_artifact, inspect_file, placement_rules, record_rules
 from .registry import configure
@@ -107,6 +107,8 @@ class Admission:
         cross_checks(f, infos, lookup, None if references_checked else exists, self.ledger.root)
         if f.on("unique-key"):
             check_unique(f, infos, self.keys_on_disk({i.kind for i in infos if i.keys}, infos), self.tree)
+        if f.on("correction-fork") and any(supersedes_of(i) for i in infos):
+            check_forks(f, infos, correctors_in(self.tree, f.records_rel))
         check_attachments(f, infos, self.tree)
         self.guidance(f, records, infos)
         return [v for v in f.result.violations if v.rule not in NOT_AT_ADD]

@@ -16,7 +16,15 @@ from ..git import EMPTY_TREE, Git
 from ..schema.registry import KINDS
 from ..store.ledger import Ledger
 from . import guidance
-from .crossrecord import check_attachments, check_unique, cross_checks, live_issue_owners
+from .crossrecord import (
+    check_attachments,
+    check_forks,
+    check_unique,
+    correctors_in,
+    cross_checks,
+    live_issue_owners,
+    supersedes_of,
+)
 from .findings import Findings
 from .guarded import base_guarded, guarded_of
 from .history import STATUS_WORDS, attribute_problems, walk_records_history
@@ -92,6 +100,8 @@ class RangeCheck:
         if f.on("unique-key"):
             existing = {k: self.base_tree.keys(k, KINDS[k].UNIQUE_KEYS) for k in {i.kind for i in infos if i.keys}}
             check_unique(f, infos, existing, self.base_tree)
+        if f.on("correction-fork") and any(supersedes_of(i) for i in infos):
+            check_forks(f, infos, correctors_in(self.head_tree, f.records_rel))
         if f.on("rejected-family") and any(i.family for i in infos):
             self.families(infos)
         check_attachments(f, infos, self.head_tree)

@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+from ..schema.registry import KINDS
 from . import comparability, derived
 from .findings import Findings
 from .info import Info
@@ -64,6 +65,86 @@ def check_chains(f: Findings, new: list[Info], lookup: Lookup) -> None:
                 "supersedes chain comes back to this record: " + " -> ".join([*cycle, cycle[0]]),
                 field="supersedes",
             )
+
+
+#: id -> (path, the ids it lists in `supersedes`) of the records that correct something.
+Correctors = dict[str, tuple[str, frozenset[str]]]
+
+
+def correctors_in(tree: RecordTree, records_rel: str) -> Correctors:
+    """Every record of `tree` that supersedes something, through each kind's cached index of
+    `supersedes` (checks/keyindex.py: a push reads only what changed since the last one)."""
+    out: Correctors = {}
+    for kind in sorted(KINDS):
+        for key, paths in tree.keys(kind, ("supersedes",), f"supersedes-{kind}").items():
+            try:
+                ids = json.loads(key.partition("=")[2])
+            except ValueError:
+                continue
+            refs = frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
+            for p in paths:
+                if refs:
+                    out[PurePosixPath(p).stem] = (f"{records_rel}/{kind}/{p}", refs)
+    return out
+
+
+def live_corrections(target: str, correctors_of: dict[str, set[str]]) -> set[str]:
+    """The live records (superseded by none) whose `supersedes` chain reaches `target`."""
+    heads: set[str] = set()
+    seen = {target}
+    stack = [target]
+    while stack:
+        for rid in correctors_of.get(stack.pop(), ()):
+            if rid in seen:
+                continue
+            seen.add(rid)
+            if correctors_of.get(rid):
+                stack.append(rid)
+            else:
+                heads.add(rid)
+    return heads
+
+
+def check_forks(f: Findings, new: list[Info], correctors: Correctors) -> None:
+    """correction-fork: a record that `new` corrects (directly or down a chain) has one live
+    correction at most. `correctors` holds the other records that supersede something (the
+    tree the new ones join); a fork is reported once, on the newest of its live corrections
+    that `new` brings, naming the others."""
+    if not f.on("correction-fork"):
+        return
+    targets = {ref for info in new for ref in supersedes_of(info)}
+    if not targets:
+        return
+    entries = dict(correctors)
+    kinds = {}
+    for info in new:
+        entries[info.id] = (info.path, frozenset(supersedes_of(info)))
+        kinds[info.id] = info.kind
+    correctors_of: dict[str, set[str]] = defaultdict(set)
+    for rid, (_, sup) in entries.items():
+        for old in sup:
+            correctors_of[old].add(rid)
+    reported: set[frozenset[str]] = set()
+    for target in sorted(targets):
+        heads = live_corrections(target, correctors_of)
+        blamed = sorted(h for h in heads if h in kinds)
+        if len(heads) < 2 or not blamed or frozenset(heads) in reported:
+            continue
+        reported.add(frozenset(heads))
+        rid = blamed[-1]
+        if any(v.rule == "unique-key" and v.file == entries[rid][0] for v in f.result.violations):
+            continue  # a keyed kind's fork (two corrections of one issue): unique-key said so
+        others = sorted(heads - {rid})
+        ids = ", ".join(f'"{i}"' for i in sorted(heads))
+        f.emit(
+            "correction-fork",
+            entries[rid][0],
+            f"corrects record {target}, and so does {' and '.join(entries[o][0] for o in others)}: "
+            f"{len(heads)} live corrections of one record (each supersedes it, none supersedes the other)",
+            field="supersedes",
+            fix=f"supersede both: write one {kinds[rid]} record with the figures that stand and "
+            f'`"supersedes": [{ids}]` (`ledger add {kinds[rid]} -`), then push it with the others',
+        )
 
 
 def check_unique(

@@ -41,6 +41,18 @@ RULES: tuple[Rule, ...] = (
         "Restore the record as it was; to correct it, add a new record whose `supersedes` lists its id.",
     ),
     Rule(
+        "behind-remote",
+        "history",
+        ERROR,
+        "A push is compared with the remote's branch as the remote has it now. When another writer "
+        "pushed first, the remote's commit is not in this clone: the push is behind the remote (a "
+        "lost race, not a rewrite), and what it would replace cannot be checked until it is fetched. "
+        "(From many jobs pushing to one remote: the lost race read as an `append-only` accusation.)",
+        "Fetch first, as git's own hint says: `git pull --no-rebase` (a merge keeps the commits your "
+        "records are stamped with; a rebase rewrites them) and push again, or `ledger push`, which "
+        "fetches, merges, checks and retries.",
+    ),
+    Rule(
         "config-change",
         "history",
         ERROR,

@@ -45,6 +45,7 @@ def config_at(git: Git, commit: str, path: str) -> Config | None:
 #: history, what is never followed, what is never published) and the site's paths.
 LOCKED = (
     "rules.append-only.",
+    "rules.behind-remote.",
     "rules.symlinks.",
     "rules.secrets.",
     "site.docs_dir",

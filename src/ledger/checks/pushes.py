@@ -88,10 +88,12 @@ def check_deletion(f: Findings, ledger: Ledger, git: Git, remote: str | None, re
         return
     if not git.has_commit(remote_sha):
         f.emit(
-            "append-only",
+            "behind-remote",
             remote_ref,
-            f"the push deletes {remote_ref} at {remote_sha[:12]}, which is not here, so what it drops cannot be checked",
-            fix="`git fetch` first; to drop a branch that holds records, ask whoever protects the remote",
+            f"the push deletes {remote_ref}, which moved on to {remote_sha[:12]} on the remote and which this "
+            "clone has not fetched, so what the deletion drops cannot be checked",
+            fix=f"`git fetch` first, then look at what {remote_ref} holds; to drop a branch that holds records, "
+            "ask whoever protects the remote",
         )
         return
     prefix = ledger_prefix(ledger, git)

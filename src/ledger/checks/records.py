@@ -133,6 +133,17 @@ RULES: tuple[Rule, ...] = (
         "Write a new correcting record with `ledger add` whose `supersedes` lists each corrected id once.",
     ),
     Rule(
+        "correction-fork",
+        "records",
+        ERROR,
+        "A record has at most one live correction: two records that both correct it (list it, or a "
+        "correction of it, in `supersedes`) and that no record supersedes in turn fork it, so "
+        "`ledger list`, `status` and the site would each pick one. Of any kind; two jobs that "
+        "correct one measurement at the same moment are the usual cause.",
+        "Write one correction that supersedes both live ones: a new record whose `supersedes` lists "
+        "both ids, holding the figures that stand.",
+    ),
+    Rule(
         "sha-abbreviated",
         "records",
         WARNING,

@@ -155,11 +155,14 @@ def run_check(
                 elif is_zero(remote_sha):
                     checker.run_range(checker.new_ref_base(local_sha), local_sha)
                 elif not checker.git.has_commit(remote_sha):
+                    # Another writer pushed since this clone fetched: the push is behind the
+                    # remote, which is no rewrite, and git refuses it as `fetch first`.
                     checker.findings.emit(
-                        "append-only",
+                        "behind-remote",
                         remote_ref,
-                        f"the remote's {remote_ref} is at {remote_sha[:12]}, which is not here, so this push cannot be compared with it",
-                        fix="`git fetch` first, then push again",
+                        f"the remote's {remote_ref} moved on to {remote_sha[:12]}, which this clone has not "
+                        "fetched: another writer pushed first, so this push is behind the remote "
+                        "(nothing in it was judged wrong)",
                     )
                 else:
                     checker.run_range(remote_sha, local_sha)

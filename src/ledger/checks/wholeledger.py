@@ -12,7 +12,14 @@ from ..store.ledger import Ledger, lstat_chain, walk_nofollow
 from ..store.sources import source_view
 from . import guidance
 from .cache import VerificationCache, clean_blobs
-from .crossrecord import check_attachments, check_unique, cross_checks, live_issue_owners, supersedes_of
+from .crossrecord import (
+    check_attachments,
+    check_forks,
+    check_unique,
+    cross_checks,
+    live_issue_owners,
+    supersedes_of,
+)
 from .findings import Findings
 from .guarded import Guarded, guarded_of, is_page
 from .info import Info
@@ -89,6 +96,7 @@ def check_whole_ledger(f: Findings, ledger: Ledger, git: Git, use_cache: bool) -
         by_id.setdefault(info.id, info)
     check_unique(f, infos)
     cross_checks(f, infos, by_id.get, lambda ref: ref in by_id, ledger.root)
+    check_forks(f, infos, {})
     check_attachments(f, infos, DiskTree(ledger))
     _guidance(f, ledger, infos, root)
     issues = live_issue_owners([(i.id, i.number, i.owner, supersedes_of(i)) for i in infos if i.kind == "issue"])
