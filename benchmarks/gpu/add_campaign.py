@@ -265,7 +265,7 @@ def _profile_body(prof: dict, key: str, probe: dict, ph: dict) -> dict:
 
 def load_phases(folder: Path) -> list[dict]:
     phases = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("campaign-*.json"))]
-    order = {"base": 0, "fa4": 1, "h27": 2, "h28": 3}
+    order = {"base": 0, "fa4": 1, "h27": 2, "h28": 3, "h29": 4}
     phases.sort(
         key=lambda d: (order[d["phase"]], len(d.get("log", [])) and d["log"][0], d.get("device_seconds_driver"))
     )
@@ -502,10 +502,18 @@ def main() -> int:
             rec = put("measurement", [body], origin)[0]
             finals.append(rec.id)
             last = f["config"]
-            reached_by = {8: "batch", 4: "attention"}.get(last["batch"], "batch12")
-            if last.get("weights") == "bf16-copy" and last["batch"] == 8:
-                reached_by = "weights"
-            by_change.setdefault(reached_by, []).append(rec.id)
+            if ph["phase"] in ("base", "fa4", "h27", "h28"):
+                reached_by: str | None = {8: "batch", 4: "attention"}.get(last["batch"], "batch12")
+                if last.get("weights") == "bf16-copy" and last["batch"] == 8:
+                    reached_by = "weights"
+            else:
+                # From h29 on: the final measurement belongs to the change this phase took last; when
+                # it took none, it is the re-gate of the stopping point at this commit (a plain run,
+                # no sandwich's arm, that no decision needs to cite).
+                took = [s["change"] for s in ph["sandwiches"] if s.get("taken")]
+                reached_by = took[-1] if took else None
+            if reached_by:
+                by_change.setdefault(reached_by, []).append(rec.id)
 
     # Decisions, one per family, from the sandwiches' verdicts.
     decisions = []

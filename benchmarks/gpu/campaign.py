@@ -56,7 +56,7 @@ DERIVATION = (
 
 def main() -> int:  # one driver, read top to bottom
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--phase", choices=["base", "fa4", "h27", "h28"], required=True)
+    ap.add_argument("--phase", choices=["base", "fa4", "h27", "h28", "h29"], required=True)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--state", type=Path, default=Path("/tmp/ledger-campaign/state.json"))
     ap.add_argument("--rounds", type=int, default=3)
@@ -133,6 +133,9 @@ def main() -> int:  # one driver, read top to bottom
         args.start = "attn=fa4,compile=blocks,optim=fused,batch=8"  # what issue #16's campaign reached
     if args.phase == "h28" and "current" not in state and not args.start:
         args.start = "attn=fa4,compile=blocks,optim=fused,weights=bf16-copy,batch=12"  # what h27 reached
+    if args.phase == "h29" and "current" not in state and not args.start:
+        # What h27 reached (h28's fused projections were neutral), with flash-attn 4 this time.
+        args.start = "attn=fa4,compile=blocks,optim=fused,weights=bf16-copy,batch=12"
     if args.start:
         fields = dict(kv.split("=", 1) for kv in args.start.split(","))
         current = Config(
@@ -162,6 +165,13 @@ def main() -> int:  # one driver, read top to bottom
     fa4_version, fa4_reason = fa4_status()
     result["fa4"] = {"version": fa4_version, "reason": fa4_reason}
     say(f"flash-attn 4: {fa4_version or fa4_reason}")
+    if args.phase == "h29" and cuda and not fa4_version:
+        # h29 measures from flash-attn 4 (h28 had to run without it): without it, stop here
+        # rather than spend the call on sandwiches no decision could use.
+        result["stopped"] = f"flash-attn 4 is not installed: {fa4_reason}"
+        save()
+        say(result["stopped"])
+        return 3
 
     # 2. Attention kernels at the workload's shapes (FA4, FA2, each SDPA backend), before the model.
     if args.phase == "h27" and not args.no_probes:
@@ -170,7 +180,7 @@ def main() -> int:  # one driver, read top to bottom
         # collector), and events queued behind a GPU spin (device time alone).
         result["attention_timing"] = attention_timing(shape, device, say)
         save()
-    if cuda and args.phase in ("h27", "h28"):
+    if cuda and args.phase in ("h27", "h28", "h29"):
         from bf16_adamw import check as check_bf16_adamw
 
         result["bf16_adamw_check"] = check_bf16_adamw("cuda")
@@ -212,9 +222,13 @@ def main() -> int:  # one driver, read top to bottom
     }
     if args.small:
         audit_cfgs["fa4-fused"] = audit_cfgs["fa4-fused"].with_(attn="sdpa")
-    for name in {"base": ["sdpa"], "fa4": ["fa4"], "h27": ["fa4", "mixed"], "h28": [f"{current.attn}-fused"]}[
-        args.phase
-    ]:
+    for name in {
+        "base": ["sdpa"],
+        "fa4": ["fa4"],
+        "h27": ["fa4", "mixed"],
+        "h28": [f"{current.attn}-fused"],
+        "h29": [current.attn],
+    }[args.phase]:
         cfg = audit_cfgs[name]
         attn = cfg.attn
         try:
@@ -391,6 +405,8 @@ def main() -> int:  # one driver, read top to bottom
         "fa4": ["attention"],
         "h27": ["weights", "batch12", "cross-attention"],
         "h28": ["fused-projections", "compile-tuned", "compile-autotune"],
+        # Issue #27, third round: h28's compile modes, under flash-attn 4 (h28 ran without it).
+        "h29": ["compile-tuned", "compile-autotune"],
     }[args.phase]
     if args.only:
         order = [c for c in args.only.split(",") if c]
@@ -428,12 +444,13 @@ def main() -> int:  # one driver, read top to bottom
                 continue
         sandwich(name, cand)
 
-    # 5. The configuration reached, timed once more for the stopping point (fa4, h27 phases).
+    # 5. The configuration reached, timed once more for the stopping point (fa4, h27 phases; h28
+    # when a change was taken; h29 always: the re-gate of the stopping point at this commit).
     taken = any(x.get("taken") for x in result["sandwiches"])
     final_s = (args.final_steps + 2) * (step_s[-1] if step_s else 1.3)
     in_time = not args.deadline_s or time.perf_counter() - t_start + final_s < args.deadline_s
     if (
-        args.phase in ("fa4", "h27") or (args.phase == "h28" and taken and in_time)
+        args.phase in ("fa4", "h27") or (args.phase == "h28" and taken and in_time) or (args.phase == "h29" and in_time)
     ) and time.perf_counter() - t_start < args.budget_s + 30:
         say(f"final: {current.label()}")
         try:
@@ -453,7 +470,7 @@ def main() -> int:  # one driver, read top to bottom
             result["final"] = {"config": current.as_dict(), "error": f"{type(exc).__name__}: {exc}"[:1500]}
             say(f"  final FAILED: {exc}")
     profile_in_time = not args.deadline_s or time.perf_counter() - t_start + 15 < args.deadline_s
-    if args.phase in ("h27", "h28") and taken and (args.phase == "h27" or profile_in_time):
+    if args.phase in ("h27", "h28", "h29") and taken and (args.phase == "h27" or profile_in_time):
         if time.perf_counter() - t_start < args.budget_s + 30:
             result["profile_end"] = profile_step(work, current, cuda, say)
     result["environment_load"] = env_load

@@ -10,6 +10,10 @@
 #   bash benchmarks/gpu/run_campaign.sh h28 --deadline-s 480   # issue #27, second round, from batch 12 with the
 #                                                  # bf16 weight copy: fused q/k/v projections, pointwise-
 #                                                  # autotuned compile, max-autotune (each only if it fits)
+#   bash benchmarks/gpu/run_campaign.sh h29 --deadline-s 540   # issue #27, third round, from h27's configuration
+#                                                  # with flash-attn 4: pointwise-autotuned compile, then
+#                                                  # max-autotune if it fits; the configuration reached
+#                                                  # timed again either way (the stopping point's re-gate)
 #
 # WHEELS (default .whl) is the folder benchmarks/gpu/fetch_wheels.sh wrote, or the part of it
 # this call carries; install_wheels.sh stashes what arrives in /tmp and installs flash-attn 4
@@ -27,9 +31,9 @@ source "$ROOT/benchmarks/gpu/install_wheels.sh" "${WHEELS:-$ROOT/.whl}"
 if [ "$PHASE" != base ] && [ "$FA4_READY" != 1 ]; then
   echo "flash-attn 4 is not installed on this machine (a part is missing): the $PHASE phase records FA4 as failed"
 fi
-# Phases h27 and h28 step at batch 8 and 12 in one process: expandable segments keep the caching
+# Phases h27 to h29 step at batch 8 and 12 in one process: expandable segments keep the caching
 # allocator's blocks from fragmenting between the arms (every arm of a sandwich runs under it).
-case "$PHASE" in h27|h28) export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}";; esac
+case "$PHASE" in h27|h28|h29) export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}";; esac
 echo "commit $(git -C "$ROOT" log -1 --format=%h 2>/dev/null || echo unknown)"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv || true
