@@ -6,10 +6,12 @@
 #
 # DEST/base/  ledger's own dependencies (pydantic & co.; the device image lacks them)
 # DEST/fa4/   flash-attn 4 and its CuTe DSL runtime, except nvidia-cutlass-dsl-libs-cu13
-# DEST/part-0 .. part-N  nvidia-cutlass-dsl-libs-cu13 (about 92 MB), split with `split -n PARTS`
-#             (default 2, about 46 MB each, so one part plus base/ and fa4/ fit in one call):
-#             one device call carries at most 64 MiB, so each part travels in its own call
-#             and is copied into /tmp there (see install_wheels.sh).
+# DEST/call-1/  the first FIRST_BYTES (default 52,000,000) of nvidia-cutlass-dsl-libs-cu13 (about
+#               92 MB) as part-0, for the first device call
+# DEST/call-2/  base/, fa4/ and the rest of that wheel as part-1, for the second call
+# (both with parts, big.name, big.sha256). One device call carries at most 64 MiB with the
+# repository's own tree (7 MB in December 2026), so the big wheel travels in two calls and is
+# copied into /tmp there (see install_wheels.sh): carry DEST/call-1, then DEST/call-2.
 # cuda-bindings, cuda-pathfinder, einops and protobuf are already in the device image.
 set -euo pipefail
 DEST="${1:-.whl}"
@@ -28,9 +30,16 @@ dl "$DEST/fa4" flash-attn-4==4.0.0b36 nvidia-cutlass-dsl==4.8.1 nvidia-cutlass-d
   nvidia-cutlass-dsl-libs-core==4.8.1 apache-tvm-ffi torch-c-dlpack-ext quack-kernels
 dl "$DEST/big" nvidia-cutlass-dsl-libs-cu13==4.8.1
 big=$(ls "$DEST"/big/*.whl)
-PARTS="${PARTS:-2}"
-(cd "$DEST" && rm -f part-* && split -n "$PARTS" -d -a 1 "big/$(basename "$big")" part- && basename "$big" > big.name && echo "$PARTS" > parts)
-sha256sum "$big" | cut -d' ' -f1 > "$DEST/big.sha256"
+FIRST="${FIRST_BYTES:-52000000}"
+rm -rf "$DEST/call-1" "$DEST/call-2" "$DEST"/part-* "$DEST/parts" "$DEST/big.name" "$DEST/big.sha256"
+mkdir -p "$DEST/call-1" "$DEST/call-2"
+head -c "$FIRST" "$big" > "$DEST/call-1/part-0"
+tail -c +"$((FIRST + 1))" "$big" > "$DEST/call-2/part-1"
+mv "$DEST/base" "$DEST/fa4" "$DEST/call-2/"
+for c in call-1 call-2; do
+  echo 2 > "$DEST/$c/parts"
+  basename "$big" > "$DEST/$c/big.name"
+  sha256sum "$big" | cut -d' ' -f1 > "$DEST/$c/big.sha256"
+done
 rm -rf "$DEST/big"
-ls -l "$DEST" "$DEST/base" "$DEST/fa4"
-du -sh "$DEST"/*
+du -sh "$DEST"/call-*

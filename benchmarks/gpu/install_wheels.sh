@@ -2,7 +2,8 @@
 # Install, on the GPU machine, the wheels benchmarks/gpu/fetch_wheels.sh downloaded, into
 # /tmp/site (`pip install --target`: the device has no registry). Source it:
 #
-#   source benchmarks/gpu/install_wheels.sh WHEELS      (WHEELS: the folder fetch_wheels.sh wrote)
+#   source benchmarks/gpu/install_wheels.sh WHEELS      (WHEELS: the call-N folder fetch_wheels.sh
+#                                                        wrote that this device call carries)
 #
 # The large nvidia-cutlass-dsl-libs-cu13 wheel travels in parts, one device call each:
 # every call copies the parts it carries into /tmp/ledger-wheels (which lives as long as the

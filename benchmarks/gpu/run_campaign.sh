@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The H200 campaign of issue #16, as one command per device call, from the repository root:
 #
-#   bash benchmarks/gpu/run_campaign.sh stash      # carry .whl holding part-0 (+ base/, fa4/): stash only
+#   WHEELS=.whl/call-1 bash benchmarks/gpu/run_campaign.sh stash   # carry .whl/call-1 (part-0): stash only
+#   WHEELS=.whl/call-2 bash benchmarks/gpu/run_campaign.sh PHASE   # next call, warm: carry .whl/call-2
 #   bash benchmarks/gpu/run_campaign.sh base       # changes without flash-attn 4 (batch, optimizer, compile, graphs)
 #   bash benchmarks/gpu/run_campaign.sh fa4        # flash-attn 4: kernels, audit, sandwich, final measurement
 #   bash benchmarks/gpu/run_campaign.sh h27        # issue #27, from flash-attn 4, compiled blocks, batch 8:
@@ -15,8 +16,8 @@
 #                                                  # max-autotune if it fits; the configuration reached
 #                                                  # timed again either way (the stopping point's re-gate)
 #
-# WHEELS (default .whl) is the folder benchmarks/gpu/fetch_wheels.sh wrote, or the part of it
-# this call carries; install_wheels.sh stashes what arrives in /tmp and installs flash-attn 4
+# WHEELS (default .whl) is the part of what benchmarks/gpu/fetch_wheels.sh wrote that this call
+# carries (.whl/call-1, then .whl/call-2); install_wheels.sh stashes what arrives in /tmp and installs flash-attn 4
 # once every part is there, so the calls must follow each other while the machine is warm.
 # Writes campaign-PHASE.json and stdout.txt into $OUT (default benchmarks/out/campaign);
 # add them here with  python benchmarks/gpu/add_campaign.py $OUT ... (see that script).
