@@ -192,6 +192,26 @@ def readable_bytes(n: int | float | None) -> str:
     return f"{n} bytes"  # pragma: no cover
 
 
+def transcribed_bytes(n: int | None) -> str:
+    """A byte count as it was transcribed: the shortest binary-unit figure that gives back
+    exactly these bytes (10737418 -> '0.01 GiB', never '10.2 MiB'), else `readable_bytes`.
+    A transcription's digits are the observation's precision: neither added nor dropped."""
+    if n is None:
+        return "–"
+    if abs(n) < 1024:
+        return readable_bytes(n)
+    best: tuple[int, int, str] | None = None
+    for power, unit in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
+        scale = 1024**power
+        for digits in range(1, 7):
+            text = f"{abs(n) / scale:.{digits}g}"
+            if "e" not in text and round(float(text) * scale) == abs(n):
+                if best is None or digits < best[0]:
+                    best = (digits, -power, f"{'-' if n < 0 else ''}{text} {unit}")
+                break
+    return best[2] if best else readable_bytes(n)
+
+
 def readable_duration(seconds: float | None) -> str:
     """0.000123 -> '123 µs', 95 -> '1 min 35 s', 1560 -> '26 min', 7200 -> '2 h'."""
     if seconds is None:

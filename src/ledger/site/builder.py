@@ -169,8 +169,8 @@ def render_pages(
         sandwiches.render(data, env),
         specs.render(data, env, directory_urls),
         hypotheses.render(data, env),
-        charts.render(data, env, write_bytes, all_charts),
-        investigation.render(data, env, write_bytes),
+        charts.render(data, env, write_bytes, all_charts, directory_urls),
+        investigation.render(data, env, write_bytes, directory_urls),
         record_pages.render(data, env, file_of),
     ]
     expected = len(data.cited) + sum(len(p) for p in data.listing_pages.values()) + 11
