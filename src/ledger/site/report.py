@@ -8,12 +8,31 @@ from collections.abc import Iterator
 
 from markupsafe import Markup
 
+from ..analysis import chronicle
 from ..analysis.figures import sandwich_figures
+from ..analysis.status import Column
+from ..analysis.stopping_point import NO_VALID_STEP
 from .context import Page, SiteData
-from .tables import verdict
+from .tables import table, verdict, verdict_cell
 
 INDEX = "report/index.md"
 REPORT_CHUNK = 1000
+#: Decisions a month's summary lists on the index (the month's page lists them all).
+DECISIONS_SHOWN = 12
+
+STANDING = [
+    Column("topology", "Topology", 1),
+    Column("status", "Status", 1, "verdict"),
+    Column("headline", "Median", 2, "figure"),
+    Column("mfu", "MFU", 3, "figure"),
+    Column("measurement", "Measurement", 3, "id"),
+    Column("change", "This month", 2),
+]
+DECISIONS = [
+    Column("verdict", "Verdict", 1, "verdict"),
+    Column("family", "Family", 1),
+    Column("when", "Date", 3, "date"),
+]
 
 
 def _verdict(record, spread_of=None) -> str:
@@ -35,7 +54,7 @@ def render(data: SiteData, env) -> Iterator[Page]:
     months: dict[str, list] = defaultdict(list)
     for record in data.records:
         months[record.when.strftime("%Y-%m")].append(record)
-    index_rows = []
+    index_rows: dict[str, list] = {}
     template = env.get_template("report_month.md.j2")
     for month in sorted(months, reverse=True):
         records = sorted(months[month], key=lambda r: (r.when, r.id), reverse=True)
@@ -53,6 +72,53 @@ def render(data: SiteData, env) -> Iterator[Page]:
             yield Page(
                 page, template.render(data=data, page=page, label=label, days=list(days.items()), verdicts=verdicts)
             )
-            parts.append({"label": label if len(records) > REPORT_CHUNK else "page", "href": f"{name}.md"})
-        index_rows.append((month, len(records), parts))
-    yield Page(INDEX, env.get_template("report_index.md.j2").render(data=data, page=INDEX, months=index_rows))
+            parts.append({"label": label if len(records) > REPORT_CHUNK else month, "href": f"{name}.md"})
+        index_rows[month] = parts
+    contract = data.current_contract()
+    summary = chronicle.months(data.records, contract, data.judge)  # type: ignore[arg-type]
+    yield Page(
+        INDEX,
+        env.get_template("report_index.md.j2").render(
+            data=data,
+            page=INDEX,
+            contract=contract,
+            months=[(m, index_rows[m.month]) for m in summary],
+            tables={m.month: _month_tables(data, m) for m in summary},
+            limit=DECISIONS_SHOWN,
+        ),
+    )
+
+
+def _month_tables(data: SiteData, month: chronicle.Month) -> dict[str, Markup]:
+    standing = [
+        {
+            **s.__dict__,
+            # The status says "no valid step" already; the figure columns stay empty for it.
+            "headline": s.headline if s.headline != NO_VALID_STEP else None,
+            "change": {"new": "new row", "moved": "moved", "": "as before"}[s.change],
+        }
+        for s in month.standing
+    ]
+    decisions = [
+        {
+            "id": d.id,
+            "verdict": d.verdict,
+            "qualifier": d.qualifier,
+            "family": d.family,
+            "when": d.when.strftime("%Y-%m-%d"),
+        }
+        for d in month.decisions[:DECISIONS_SHOWN]
+    ]
+
+    def render(col, row):
+        if col.key == "verdict":
+            mark = Markup(" (superseded)") if data.superseded_by.get(row["id"]) else Markup("")
+            return verdict_cell(row["verdict"], row.get("qualifier")) + mark
+        if col.key == "family":
+            return data.link(row["id"], INDEX, row["family"])
+        return None
+
+    return {
+        "standing": table(data, INDEX, STANDING, standing) if standing else Markup(""),
+        "decisions": table(data, INDEX, DECISIONS, decisions, render) if decisions else Markup(""),
+    }
