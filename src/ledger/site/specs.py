@@ -138,6 +138,8 @@ def _markdown():
 
 
 _HREF = re.compile(r'(href|src)="([^"]*)"')
+#: A heading markdown-it rendered, with the id `heading_open` gave it.
+_HEADING = re.compile(r'<h([1-6]) id="([^"]*)">(.*?)</h\1>', re.DOTALL)
 _FIRST_H1 = re.compile(r"\s*<h1[^>]*>(.*?)</h1>\s*", re.DOTALL)
 
 
@@ -177,7 +179,31 @@ def body_html(spec: Spec, directory_urls: bool = True) -> str:
     first = _FIRST_H1.match(html)
     if first and (not title or _text_of(first.group(1)) == title):
         html = html[first.end() :]
-    return f'<div class="ledger-spec" markdown="0">\n{html.strip()}\n</div>'
+    return _with_toc_headings(html.strip())
+
+
+def _with_toc_headings(html: str) -> str:
+    """The body's HTML, its headings lifted out as Markdown headings with the same ids.
+
+    MkDocs builds the table of contents from Markdown headings only; headings inside a raw
+    HTML block (`markdown="0"`, so that nothing in the user's text is parsed twice) would be
+    missing from it. Between headings, the HTML stays as markdown-it rendered it.
+    """
+    parts: list[str] = []
+    at = 0
+
+    def block(fragment: str) -> None:
+        if fragment.strip():
+            parts.append(f'<div class="ledger-spec" markdown="0">\n{fragment.strip()}\n</div>')
+
+    for match in _HEADING.finditer(html):
+        block(html[at : match.start()])
+        level, slug, inner = int(match.group(1)), match.group(2), match.group(3)
+        text = _text_of(inner) or slug
+        parts.append(f"{'#' * level} {md_inline(text)} {{#{slug}}}")
+        at = match.end()
+    block(html[at:])
+    return "\n\n".join(parts)
 
 
 def _body_title(spec: Spec) -> str | None:
