@@ -63,3 +63,15 @@ def test_report_index_links_every_month_and_what_moved(tmp_path: Path) -> None:
     assert "rejected" in august and "foreach AdamW" in august
     assert "| as before |" in sections["2026-09"]
     assert "1 note" in sections["2026-09"]
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    from ledger.site.templating import plural
+
+    assert [plural(w, n) for w, n in [("sandwich", 3), ("sandwich", 1), ("hypothesis", 2), ("flop-audit", 2)]] == [
+        "3 sandwiches",
+        "1 sandwich",
+        "2 hypotheses",
+        "2 flop audits",
+    ]
+    assert [plural(w, 2) for w in ("summary", "day", "decision")] == ["2 summaries", "2 days", "2 decisions"]

@@ -13,6 +13,7 @@ from ..analysis.figures import sandwich_figures
 from ..analysis.status import Column
 from ..analysis.stopping_point import NO_VALID_STEP
 from .context import Page, SiteData
+from .escape import md_inline
 from .tables import table, verdict, verdict_cell
 
 INDEX = "report/index.md"
@@ -89,6 +90,13 @@ def render(data: SiteData, env) -> Iterator[Page]:
     )
 
 
+def _unbroken_topology(col, row) -> Markup | None:
+    # `8x GB200` never breaks across lines (the figures beside it do not either).
+    if col.key == "topology":
+        return Markup('<span class="ledger-fig">') + md_inline(row["topology"]) + Markup("</span>")
+    return None
+
+
 def _month_tables(data: SiteData, month: chronicle.Month) -> dict[str, Markup]:
     standing = [
         {
@@ -119,6 +127,6 @@ def _month_tables(data: SiteData, month: chronicle.Month) -> dict[str, Markup]:
         return None
 
     return {
-        "standing": table(data, INDEX, STANDING, standing) if standing else Markup(""),
+        "standing": table(data, INDEX, STANDING, standing, _unbroken_topology) if standing else Markup(""),
         "decisions": table(data, INDEX, DECISIONS, decisions, render) if decisions else Markup(""),
     }

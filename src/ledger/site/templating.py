@@ -76,9 +76,14 @@ def plural(word: Any, count: int) -> str:
     word = str(word)
     if count == 1:
         return f"1 {word.replace('-', ' ')}"
-    many = _PLURALS.get(word) or (
-        word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
-    )
+    if word in _PLURALS:
+        many = _PLURALS[word]
+    elif word.endswith("y") and word[-2:-1] not in "aeiou":
+        many = word[:-1] + "ies"
+    elif word.endswith(("s", "x", "ch", "sh")):
+        many = word + "es"  # sandwiches
+    else:
+        many = word + "s"
     return f"{count} {many.replace('-', ' ')}"
 
 
