@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from ruamel.yaml import YAML
@@ -43,6 +44,27 @@ class SiteSettings(BaseModel):
         description="Publish hostnames and host-made allocation ids as recorded (default: withheld; "
         "local paths and home folders are never published).",
     )
+    forge: str | None = Field(
+        None,
+        description="The repository's web address on its forge (`https://github.com/org/repo`, "
+        "`https://gitlab.com/group/project`): issue and pull-request numbers on the site link there.",
+    )
+    forge_style: Literal["github", "gitlab", "gitea"] | None = Field(
+        None, description="How the forge addresses issues and pull requests; default: from the host."
+    )
+
+    @field_validator("forge")
+    @classmethod
+    def _forge_is_https(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme != "https" or not parts.hostname or parts.query or parts.fragment or "@" in parts.netloc:
+            raise ValueError(
+                f"site.forge {value!r} is not a plain https:// address of a repository; "
+                "write it as https://HOST/OWNER/REPO (no query, fragment or credentials)"
+            )
+        return value.rstrip("/")
 
 
 class Config(BaseModel):

@@ -52,6 +52,7 @@ from . import (
 )
 from .commit_order import commit_order
 from .context import Page, SiteData
+from .forge import forge_of
 from .owned import Owned, record_tree, replace_folder
 from .publish import for_publication
 from .specs import read_specs
@@ -135,6 +136,7 @@ def load_data(ledger, progress: Progress = _noop, active: dict[str, Active] | No
     guidance = ledger_guidance(ledger, records, active)
     data = SiteData.build(title, records, specs, ledger.config.contract)
     data.guidance = guidance
+    data.forge = forge_of(ledger.config.site.forge, ledger.config.site.forge_style)
     cell = (active or configure(ledger.config.rules, CONFIG_NAME)).get("cell-width")
     if cell is not None and cell.severity != "off":
         data.cell_limit = int(cell.params["max_chars"])

@@ -23,6 +23,7 @@ from ..schema.envelope import Envelope
 from ..schema.kinds import Contract
 from ..store.ids import is_id
 from .escape import clip, md_inline
+from .forge import Forge
 
 #: Kinds shown on an index page (decisions, hypotheses, sandwiches, contracts, audits,
 #: issues): each of their records gets a page.
@@ -76,6 +77,8 @@ class SiteData:
     #: contract id -> its live FLOP audit, once a build (`audit_of`).
     _audits: dict[str, Any] | None = field(default=None, repr=False)
     _judge: Judge | None = field(default=None, repr=False)
+    #: Where issue and pull-request numbers link (`site.forge`); None: they stay text.
+    forge: Forge | None = None
     #: The widest cell the page rules let a generated table carry (`cell-width`'s max_chars).
     cell_limit: int = 220
 

@@ -112,12 +112,13 @@ def safe_url(url: str) -> str | None:
     return quote(url, safe=":/?#@!$&*+,;=%~-._")
 
 
-def md_url(url: Any) -> Markup:
-    """A user URL: a link when it is http(s), else plain escaped text."""
+def md_url(url: Any, label: str | None = None) -> Markup:
+    """A user URL: a link when it is http(s), else plain escaped text (`label` shown if given)."""
     if url is None:
         return Markup("")
     href = safe_url(str(url))
-    text = str(url) if len(str(url)) <= 100 else str(url)[:100] + " …"
+    shown = label if label is not None else str(url)
+    text = shown if len(shown) <= 100 else shown[:100] + " …"
     if href is None:
         return md_inline(text)
     return Markup(f"[{md_inline(text)}]({href})")

@@ -12,6 +12,7 @@ from ..analysis.figures import SPREAD_FIELDS, as_recorded, quote_field, readable
 from ..schema.envelope import ENVELOPE_FIELDS
 from .context import Page, SiteData
 from .escape import clip, md_code, md_inline, md_url
+from .forge import Forge
 from .lead import exact, lead
 
 INDEX = "records/index.md"
@@ -59,16 +60,21 @@ def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[s
     return md_inline(value)
 
 
-def _links(record) -> list[tuple[str, Markup]]:
+def _numbered(text: str, url: str | None) -> Markup:
+    """`#1630`, a link to the forge when `site.forge` names one."""
+    return md_url(url, text) if url else md_inline(text)
+
+
+def _links(record, forge: Forge | None = None) -> list[tuple[str, Markup]]:
 
     links = record.links
     out: list[tuple[str, Markup]] = []
     for run in links.tracker_runs:
         out.append(("tracker run", md_code(clip(run))))
     if links.issue is not None:
-        out.append(("issue", md_inline(f"#{links.issue}")))
+        out.append(("issue", _numbered(f"#{links.issue}", forge.issue(links.issue) if forge else None)))
     if links.pr is not None:
-        out.append(("pull request", md_inline(f"#{links.pr}")))
+        out.append(("pull request", _numbered(f"#{links.pr}", forge.pull(links.pr) if forge else None)))
     for job in links.jobs:
         out.append(("job", md_code(clip(job))))
     for url in links.urls:
@@ -106,6 +112,9 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
         ):
             blocks.append((name, json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)))
             continue
+        if record.kind == "issue" and name == "number" and data.forge is not None:
+            fields.append((name, _numbered(f"#{value}", data.forge.issue(value))))
+            continue
         fields.append((name, _value(data, page, name, value, ref_fields, record)))
     env_record = None
     env_id = getattr(record, "environment", None)
@@ -121,7 +130,7 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
         file=file,
         fields=fields,
         blocks=blocks,
-        links=_links(record),
+        links=_links(record, data.forge),
         refs=[(w, r) for w, r in record.references()],
         cited_by=sorted(set(data.cited_by.get(record.id, []))),
         superseded_by=Markup(", ").join(data.link(i, page) for i in superseded) if superseded else None,
