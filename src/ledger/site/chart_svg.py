@@ -74,6 +74,7 @@ FILE_STYLE = (
 )
 
 _MARK = re.compile(r'<a xlink:href="ledger:(\d+)"[^>]*>')
+_TEXT = re.compile(r"(<text\b[^>]*>)([^<]*)</text>")
 _PROLOGUE = re.compile(r"^.*?(?=<svg\b)", re.DOTALL)
 _ID = re.compile(r'\bid="([^"]+)"')
 _REF = re.compile(r'(url\(#|xlink:href="#)([^)"]+)')
@@ -110,9 +111,13 @@ def finish(raw: bytes, marks: Sequence[tuple[str, str]]) -> bytes:
 
     def mark(match: re.Match) -> str:
         href, title = marks[int(match.group(1))]
-        return f'<a xlink:href="{html.escape(href)}"><title>{html.escape(title, quote=False)}</title>'
+        # Quotes escaped too: user text (a topology, a label) in a title is never markup-like.
+        return f'<a xlink:href="{html.escape(href)}"><title>{html.escape(title)}</title>'
 
     text = _MARK.sub(mark, text)
+    # Text drawn from user text (a title wraps anywhere, so a line may open with `href="`):
+    # quotes as entities, so no line of it reads as an attribute once inlined in a page.
+    text = _TEXT.sub(lambda m: m.group(1) + m.group(2).replace('"', "&quot;") + "</text>", text)
     text = text.replace(FG, "currentColor").replace(BG, "var(--md-default-bg-color, #fff)")
     text = text.replace("<defs>", f"<defs>\n  <style>{FILE_STYLE}</style>", 1)
     return text.encode("utf-8")

@@ -632,16 +632,20 @@ def svg(chart: Chart, *, narrow: bool = False, directory_urls: bool = False) -> 
             )
         roles = {(p.role, p.joined) for p in chart.points if p.eligible}
         if any(role == HISTORY for role, _ in roles):
+            # The line only where one is drawn: history on one commit is points, side by side.
+            drawn = (HISTORY, True) in roles
             handles.append(
                 Line2D(
                     [],
                     [],
                     color=FG,
-                    linewidth=1.6,
+                    linewidth=1.6 if drawn else 0,
                     marker="o",
                     markersize=5,
                     markeredgecolor=FG,
-                    label="stopping point's history (accepted)",
+                    label="stopping point's history (accepted)"
+                    if drawn
+                    else "accepted (history; one commit: not joined)",
                 )
             )
         if (RUN, True) in roles:

@@ -63,10 +63,10 @@ def strip(samples: list[float], unit: str, median: float | None) -> Markup:
         parts.append(f'<line x1="{x(v)}" x2="{x(v)}" y1="14" y2="32" stroke="#0072B2" stroke-opacity="0.6"/>')
     if median is not None and lo <= median <= hi:
         parts.append(f'<line x1="{x(median)}" x2="{x(median)}" y1="6" y2="40" stroke="#D55E00" stroke-width="2"/>')
-    parts.append(f'<text x="{left}" y="56" font-size="11" fill="#333">{_e(low)}</text>')
-    parts.append(f'<text x="{right}" y="56" font-size="11" fill="#333" text-anchor="end">{_e(high)}</text>')
+    parts.append(f'<text x="{left}" y="56" font-size="11" fill="currentColor">{_e(low)}</text>')
+    parts.append(f'<text x="{right}" y="56" font-size="11" fill="currentColor" text-anchor="end">{_e(high)}</text>')
     parts.append(
-        f'<text x="{STRIP_W / 2}" y="56" font-size="11" fill="#333" text-anchor="middle">'
+        f'<text x="{STRIP_W / 2}" y="56" font-size="11" fill="currentColor" text-anchor="middle">'
         f"{len(samples)} samples · box: interquartile range · red: median</text></svg>"
     )
     return Markup("".join(parts))
