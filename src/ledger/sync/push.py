@@ -19,11 +19,12 @@ One run:
 6. If another writer moved the branch first, wait (jittered, growing intervals, asking the
    remote with `git ls-remote`) until the branch holds this commit, which happens when some
    writer integrates the queue. When the remote has been quiet for a while and this commit
-   is still queued, integrate: fetch, merge every queued commit not yet on the branch into
-   one merge, check it as the hook would (a queued push that fails alone is left queued and
-   named, the rest go in), push the branch and delete the queue refs it now holds in one
-   atomic push. Losing that race to another integrator is fine: theirs held this commit
-   too, or the next round does.
+   is still queued, the waiting writer whose queue ref sorts first integrates (the next ones
+   take over only when it has not landed them after a few times longer): fetch, merge every
+   queued commit not yet on the branch into one merge, check it as the hook would (a queued
+   push that fails alone is left queued and named, the rest go in), push the branch and
+   delete the queue refs it now holds in one atomic push. Losing that race to another
+   integrator is fine: theirs held this commit too, or the next round does.
 
 So N jobs started at once make about one push each, and one or a few integration pushes
 land everyone; a push checks only what it adds. `--no-queue` is the plain loop for a
@@ -686,7 +687,11 @@ class _Run:
                 if known_branch and self.contains(head, known_branch):
                     self.landed(known_branch, len(self.report.attempts))
                     return
-            if time.monotonic() - changed >= quiet and len(self.report.attempts) < self.o.attempts:
+            # One integrator at a time: the writers waiting see the same queue, and the one whose
+            # ref sorts first integrates after `quiet`; the next ones only if it has not landed
+            # them after a few times longer (it was killed, or refused).
+            turn = quiet * (1 + 2 * min(3, _rank(self.report.queue_ref, queue)))
+            if time.monotonic() - changed >= turn and len(self.report.attempts) < self.o.attempts:
                 if self.integrate(head):
                     return
                 known_branch = self.rev(self.tracking)
@@ -853,6 +858,12 @@ class _Run:
         where = f"; its records are safe in {self.report.queue_ref}" if queued and self.report.queue_ref else ""
         for lock in self.report.locks:
             self.say(f"blocked: {lock.describe()}{where}. Clear it: {lock.command}")
+
+
+def _rank(own: str | None, queue: dict[str, str]) -> int:
+    """This writer's place among the queue refs the remote lists (0 when its own is not listed)."""
+    refs = sorted(queue)
+    return refs.index(own) if own in refs else 0
 
 
 def _children_cpu() -> float:
