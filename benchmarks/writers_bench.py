@@ -20,9 +20,11 @@ are N=8: 36 attempts, N=64: 2,080 attempts and 483 s until the last of 320 recor
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,9 +46,10 @@ ENV = {
 ENV.pop("PYTHONDONTWRITEBYTECODE", None)
 RECORDS = 5
 
+# Each job blocks (no CPU) on a shared lock of the start file, which the bench holds
+# exclusively until the moment all start.
 JOB = r"""
-while [ ! -e "$START" ]; do sleep 0.01; done
-exec "$LEDGER" push --job "$JOBNAME" --format json > "$OUTFILE" 2> "$ERRFILE"
+exec flock --shared "$START" "$LEDGER" push --job "$JOBNAME" --format json > "$OUTFILE" 2> "$ERRFILE"
 """
 
 
@@ -120,6 +123,8 @@ def run(jobs: int) -> dict:
         where = Path(tmp)
         remote, clones = setup(where, jobs)
         start = where / "start"
+        gate = open(start, "w")  # held until the start, closed below
+        fcntl.flock(gate, fcntl.LOCK_EX)
         procs = []
         for n, clone in enumerate(clones):
             env = {
@@ -131,11 +136,15 @@ def run(jobs: int) -> dict:
                 "ERRFILE": str(where / f"err{n}.txt"),
             }
             procs.append(subprocess.Popen(["sh", "-c", JOB], cwd=clone, env=env))
-        time.sleep(0.5)
+        waiting = time.monotonic() + 60
+        while time.monotonic() < waiting and not all(_comm(p.pid) == "flock" for p in procs):
+            time.sleep(0.1)  # every job waits on the gate: they start at the same moment
         load_before = [round(x, 2) for x in os.getloadavg()]
         expected = jobs * RECORDS
         t0 = time.monotonic()
-        start.touch()
+        cpu_before = _children_cpu()
+        fcntl.flock(gate, fcntl.LOCK_UN)
+        gate.close()
         all_landed = None
         last_tip = None
         while any(p.poll() is None for p in procs) or all_landed is None:
@@ -154,6 +163,9 @@ def run(jobs: int) -> dict:
         exited = time.monotonic() - t0
         for p in procs:
             p.wait()
+        # CPU seconds of every job and what it ran (git, the hook, the remote's receive-pack and
+        # upload-pack on this machine): the figure the machine's load does not inflate.
+        cpu = _children_cpu() - cpu_before
         reports = []
         for n in range(jobs):
             try:
@@ -198,15 +210,30 @@ def run(jobs: int) -> dict:
             "all_landed_s": all_landed,
             "last_exit_s": exited,
             "queue_refs_left": len(queue_left),
+            "cpu_total_s": round(cpu, 1),
+            "cpu_per_job_s": round(cpu / jobs, 2),
             "load_before": load_before,
             "load_after": [round(x, 2) for x in os.getloadavg()],
         }
 
 
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def table(rows: list[dict]) -> str:
     head = (
         f"{'N':>3} {'landed':>9} {'pushes/job max':>14} {'med':>4} {'total':>6} {'integr.':>7} {'hook med':>8} "
-        f"{'p95':>6} {'cpu med':>7} {'integ. hook':>11} {'all landed':>10} {'last exit':>9} {'load 1-min':>10}"
+        f"{'p95':>6} {'cpu med':>7} {'integ. hook':>11} {'all landed':>10} {'last exit':>9} {'cpu/job':>7} "
+        f"{'load 1-min':>10}"
     )
     lines = [head]
     for r in rows:
@@ -216,7 +243,8 @@ def table(rows: list[dict]) -> str:
             f"{r['jobs']:>3} {r['landed']:>4}/{r['expected']:<4} {r['pushes_max']:>14} {r['pushes_median']:>4g} "
             f"{r['pushes_total']:>6} {r['integrations']:>7} {r['check_median_s']:>6.2f} s {r['check_p95_s']:>4.2f} s "
             f"{r['check_cpu_median_s']:>5.2f} s {integ:>11} "
-            f"{r['all_landed_s'] or float('nan'):>8.1f} s {r['last_exit_s']:>7.1f} s {load:>10}"
+            f"{r['all_landed_s'] or float('nan'):>8.1f} s {r['last_exit_s']:>7.1f} s {r['cpu_per_job_s']:>5.2f} s "
+            f"{load:>10}"
         )
     return "\n".join(lines)
 
