@@ -140,7 +140,14 @@ def inline(svg: bytes, prefix: str, *, up: str = "", label: str = "") -> str:
     return "\n".join(line for line in text.splitlines() if line.strip())
 
 
-def figure_html(slug: str, wide: bytes, narrow: bytes, label: str, full: str, up: str = "") -> Markup:
+#: What a chart's caption says its marks tell on hover (`figure_html`'s `hover`).
+HOVER_POINTS = "hover a point for its value, spread, commit and record; click it for the record"
+HOVER_BARS = "hover a bar for its figure as recorded; click it for the record"
+
+
+def figure_html(
+    slug: str, wide: bytes, narrow: bytes, label: str, full: str, up: str = "", hover: str = HOVER_POINTS
+) -> Markup:
     """The `<figure>` a page embeds: both drawings inlined (CSS shows the narrow one below
     `NARROW_BELOW` px), then the link to the full-size file `full`. Left out of the site's
     search index (tick labels are not prose). The chart itself is not wrapped in a link:
@@ -149,6 +156,5 @@ def figure_html(slug: str, wide: bytes, narrow: bytes, label: str, full: str, up
         f'<figure class="ledger-chart" data-search-exclude markdown="0">\n'
         f'<div class="ledger-chart-wide">\n{inline(wide, f"ledger-svg-{slug}-w", up=up, label=label)}\n</div>\n'
         f'<div class="ledger-chart-narrow">\n{inline(narrow, f"ledger-svg-{slug}-n", up=up, label=label)}\n</div>\n'
-        f'<figcaption><a href="{html.escape(full)}">Full-size chart (SVG)</a>: hover a point for its value, '
-        f"spread, commit and record; click it for the record.</figcaption>\n</figure>"
+        f'<figcaption><a href="{html.escape(full)}">Full-size chart (SVG)</a>: {hover}.</figcaption>\n</figure>'
     )

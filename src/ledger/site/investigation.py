@@ -286,7 +286,8 @@ def render(data: SiteData, env, write_bytes, directory_urls: bool = False) -> It
         narrow = memory_svg(p, data, narrow=True, directory_urls=directory_urls)
         write_bytes(f"memory/{slug}.svg", wide)
         write_bytes(f"memory/{slug}.narrow.svg", narrow)
-        figure = chart_svg.figure_html(slug, wide, narrow, f"memory phases of {p.summary()}", f"{slug}.svg")
+        label = f"memory phases of {p.summary()}"
+        figure = chart_svg.figure_html(slug, wide, narrow, label, f"{slug}.svg", hover=chart_svg.HOVER_BARS)
         profiles.append({"profile": p, "titles": titles, "rows": rows, "svg": f"{slug}.svg", "figure": figure})
     yield Page(MEMORY, template.render(data=data, page=MEMORY, section="memory", profiles=profiles), empty=not profiles)
 
