@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -189,20 +190,93 @@ FAMILIES["batch14"] = (
     "at 131 GiB of the H200's 139.",
     "Stop raising the batch on one GPU; see the decision on batch 12 for what would trade memory for more.",
 )
+FAMILIES["fused-projections"] = (
+    FAMILIES["fused-projections"][0],
+    "The bf16 copies of q/k/v (and of the cross-attention's k/v) are row blocks of one [3d, d] ([2d, d]) leaf the "
+    "Triton AdamW writes, so the forward runs one N=12288 GEMM instead of three N=4096 ones and the backward one "
+    "input-gradient GEMM with K=12288 instead of three and two adds. At batch 12 each projection GEMM is already "
+    "51,480 x 4,096 x 4,096 (1.7 TFLOP, 2.07 ms in cuBLAS by the max-autotune log of phase h28), large enough to "
+    "run near the ceiling, so merging saves nothing measurable: -0.12% per sample under SDPA cuDNN (first, when "
+    "flash-attn 4's wheels could not reach the device) and -0.01% under flash-attn 4 (phase h28 again, on the "
+    "allocation of phase h29).",
+    "Rejected under both attention kernels, inside the 0.5% floor. The projection GEMMs run at cuBLAS's rate; "
+    "what is left is that rate under the 700 W power cap.",
+)
+FAMILIES["compile-tuned"] = (
+    "torch.compile mode: pointwise and reduction kernels autotuned, coordinate-descent tuning of their launch "
+    "configs (per-block compile kept)",
+    "Inductor benchmarks block sizes, warps and stages for each Triton fusion (the RMSNorms, adaLN modulation, "
+    "gates, residual adds, tanh-GELU and their backward: 8.7% of the step at batch 12 by the h27 profile) instead "
+    "of its heuristics. The fusions are memory-bound passes over 51,480 x 4,096 activations, already near the "
+    "copy rate with the default configs: the -0.42% per sample is inside the 0.5% floor, for a compile of 146 s "
+    "against 26 s.",
+    "Rejected (neutral). The fusions' share cannot carry 2 points of MFU: even removed entirely they are 8.7%. "
+    "Fewer passes (fusing across the matmuls, e.g. norm and modulation into the GEMM prologue) would need custom "
+    "kernels, not compile options.",
+)
+FAMILIES["compile-autotune"] = (
+    "torch.compile mode max-autotune-no-cudagraphs (matmuls autotuned: Triton templates against cuBLAS)",
+    "Inductor timed every GEMM of the block against its Triton mm templates: for all 15 GEMM shapes of the "
+    "forward and backward at batch 12, cuBLAS won (bias_addmm / mm), the best Triton template reaching 76-93% "
+    "of cuBLAS's speed (the table is in the failed measurement's extra). So max-autotune keeps cuBLAS for every "
+    "matmul and can only change the pointwise kernels, which the compile-tuned sandwich measured as neutral. The "
+    "compile itself did not finish within the 590 s device call, so no arm was timed.",
+    "Rejected without a timed arm: the autotuner's own timings leave it nothing to win on the matmuls. Do not "
+    "retry max-autotune for this workload unless the GEMM backends change (CUTLASS templates, "
+    "max_autotune_gemm_backends), with a compile cache warmed in an earlier call.",
+)
 #: Changes that share one decision (their sandwiches cite the family's decision together).
 DECISION_OF: dict[str, str] = {}
 
 
-def _outcome(s: dict) -> str:
+ATTN_WORDS = {"sdpa": "SDPA cuDNN", "fa4": "flash-attn 4", "mixed": "flash-attn 4 self + cuDNN cross"}
+
+
+def _outcome(s: dict, with_attention: bool = False) -> str:
     """One sandwich's outcome in words, e.g. 'timing-neutral at batch 4 (-0.16%)'."""
     words = {"faster": "faster", "slower": "slower", "neutral": "timing-neutral", "failed": "did not run"}
     text = f"{words.get(s.get('verdict'), s.get('verdict'))} at batch {s['candidate']['batch']}"
+    if with_attention:
+        text += f" with {ATTN_WORDS.get(s['candidate'].get('attn'), s['candidate'].get('attn'))}"
     if s.get("per_sample"):
         ps = s["per_sample"]
         text += f" ({100 * (ps['candidate'] / ((ps['a'] + ps['b']) / 2) - 1):+.2f}% per sample)"
     if "out of memory" in s.get("error", ""):
         text += " (out of memory)"
+    elif not s.get("rounds") and not s.get("per_sample"):
+        text += " (cut short before its first round)"
     return text
+
+
+def _cut_short(s: dict, ph: dict) -> str:
+    """Why a sandwich with no round has none: its error, or the call's end before the first round."""
+    if s.get("error"):
+        return s["error"]
+    built = ", ".join(f"{k} built in {s[k + '_prime_s']:.1f} s" for k in ("a", "candidate") if f"{k}_prime_s" in s)
+    return (
+        f"the device call ended (its time limit) before the sandwich's first round: {built or 'nothing built'}; "
+        f"the driver's last log line: {ph['log'][-1][:300] if ph.get('log') else '-'}"
+    )
+
+
+def autotune_table(stdout: str) -> list[dict]:
+    """Inductor's max-autotune choices from a driver's stdout: per GEMM, the winner and the best
+    Triton template ('Autotune Choices Stats' lines, as torch 2.11 prints them)."""
+    rows = []
+    for m in re.finditer(r"Autotune Choices Stats:\n(\{.*?\})\nAUTOTUNE (\S+\(.*?\))\n", stdout):
+        d = json.loads(m.group(1))
+        best, triton = d.get("best_time"), d.get("best_triton_time")
+        rows.append(
+            {
+                "op": m.group(2),
+                "winner": d.get("best_kernel"),
+                "winner_ms": round(best, 4) if best else None,
+                "best_triton_ms": round(triton, 4) if triton else None,
+                "triton_speed_vs_winner_percent": round(100 * best / triton, 1) if best and triton else None,
+                "choices": d.get("num_choices"),
+            }
+        )
+    return rows
 
 
 def _timing_body(r: dict, probe: dict) -> dict:
@@ -263,8 +337,7 @@ def _profile_body(prof: dict, key: str, probe: dict, ph: dict) -> dict:
     }
 
 
-def load_phases(folder: Path) -> list[dict]:
-    phases = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("campaign-*.json"))]
+def sort_phases(phases: list[dict]) -> list[dict]:
     order = {"base": 0, "fa4": 1, "h27": 2, "h28": 3, "h29": 4}
     phases.sort(
         key=lambda d: (order[d["phase"]], len(d.get("log", [])) and d["log"][0], d.get("device_seconds_driver"))
@@ -289,9 +362,16 @@ def main() -> int:
     shas = list(args.source_sha)
     stamping = Stamping(source=Source(sha=shas[0]))
     if args.files:
-        phases = [json.loads((args.folder / f).read_text(encoding="utf-8")) for f in args.files]
+        paths = [args.folder / f for f in args.files]  # an absolute file stays itself
     else:
-        phases = load_phases(args.folder)
+        paths = [p for p in args.folder.glob("campaign-*.json")]
+    phases = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    for p, ph in zip(paths, phases, strict=True):
+        stdout = p.with_name(f"stdout-{ph['phase']}.txt")  # run_campaign.sh tees the driver's output there
+        if stdout.exists() and (table := autotune_table(stdout.read_text(encoding="utf-8", errors="replace"))):
+            ph["autotune"] = table
+    if not args.files:
+        phases = sort_phases(phases)
     written = []
 
     def put(kind, bodies, origin):
@@ -317,13 +397,15 @@ def main() -> int:
         origin = f"campaign-{ph['phase']} (call {n})"
         stamping = Stamping(source=Source(sha=shas[min(n - 1, len(shas) - 1)]))
         alloc = ph["allocation"]
+        # A call cut short before any arm ran sampled no environment under load: its health is the idle one's.
+        loaded = ph["environment_load"] if ph.get("environment_load", {}).get("health") else None
         envs = put(
             "environment",
-            [{**ph["environment_idle"], "allocation": alloc}, {**ph["environment_load"], "allocation": alloc}],
+            [{**ph["environment_idle"], "allocation": alloc}] + ([{**loaded, "allocation": alloc}] if loaded else []),
             origin,
         )
         env_id = envs[-1].id
-        health = ph["environment_load"]["health"]
+        health = (loaded or ph["environment_idle"])["health"]
         ceiling = put("ceiling", [{**ph["ceiling"], "allocation": alloc, "environment": env_id}], origin)[0]
         if ph.get("attention"):
             put(
@@ -434,13 +516,14 @@ def main() -> int:
                     "outcome": "oom" if oom else "failed",
                     "global_batch": s["candidate"]["batch"],
                     "local_batch": s["candidate"]["batch"],
-                    "notes": s.get("error", "")[:1000],
+                    "notes": _cut_short(s, ph)[:1000],
                     "command": f"bash benchmarks/gpu/run_campaign.sh {ph['phase']}",
                     "extra": {
                         "config": s["candidate"],
                         "control_config": s["a"],
                         "change": name,
                         "arm": "sandwich (failed before its first round)",
+                        **({"autotune": ph["autotune"]} if ph.get("autotune") else {}),
                     },
                 }
                 by_change.setdefault(name, []).extend(r.id for r in put("measurement", [body], origin))
@@ -520,15 +603,29 @@ def main() -> int:
     merged: dict[str, list[str]] = {}
     for name, ids in by_change.items():
         merged.setdefault(DECISION_OF.get(name, name), []).extend(ids)
+    superseded = {ref for d in book.records("decision") for ref in d.supersedes}
     for name, ids in merged.items():
         family, mechanism, where = FAMILIES[name]
         names = {name} | {k for k, v in DECISION_OF.items() if v == name}
         mine = [s for ph in phases for s in ph["sandwiches"] if s["change"] in names]
         verdicts = [s.get("verdict") for s in mine]
+        # A family decided before (its live decision in the ledger) is decided again with all its
+        # evidence: the new decision supersedes the old one, cites its evidence too, and keeps its
+        # outcomes; the new outcomes name their attention kernel.
+        before = [d for d in book.records("decision") if d.family == family and d.id not in superseded]
+        earlier = before[-1] if before else None
+        if earlier is not None:
+            verdicts.append("faster" if earlier.verdict == "accepted" else "neutral")
         verdict = "accepted" if any(v == "faster" for v in verdicts) else "rejected"
-        qualifier = "; ".join(_outcome(s) for s in mine)
+        qualifier = "; ".join(
+            ([earlier.qualifier] if earlier is not None and earlier.qualifier else [])
+            + [_outcome(s, with_attention=earlier is not None) for s in mine]
+        )
+        if earlier is not None:
+            ids = [*earlier.evidence, *(i for i in ids if i not in earlier.evidence)]
         decisions.append(
             {
+                **({"supersedes": [earlier.id]} if earlier is not None else {}),
                 "family": family,
                 "verdict": verdict,
                 "qualifier": qualifier,
