@@ -74,12 +74,16 @@ def sweep_svg(
         for p in sweep.points:
             urls.append(f"ledger:{len(marks)}")
             speedup = sweep.speedup(p)
+            m = p.measurement
+            quoted = data.quote if data is not None else (lambda _id, v, u: f"{v:g} {u}")
+            commit = m.source.sha[:9] if m.source and m.source.sha else "not recorded"
             marks.append(
                 (
-                    _link(data, p.measurement.id, "sweeps", directory_urls),
-                    f"{name}={p.value}: median {p.median:g} {sweep.unit}, min-max {p.low:g}–{p.high:g} {sweep.unit}"
+                    _link(data, m.id, "sweeps", directory_urls),
+                    f"{name}={p.value}: median {quoted(m.id, p.median, sweep.unit)}, "
+                    f"min-max {quoted(m.id, p.low, sweep.unit)} – {quoted(m.id, p.high, sweep.unit)}"
                     + (f"\nspeedup {speedup:.3g}x against {name}={sweep.base.value}" if speedup and sweep.base else "")
-                    + f"\nn={p.runs} run(s) at this value; the newest shown\nrecord {p.measurement.id}",
+                    + f"\ncommit {commit} · {p.runs} run(s) at this value, the newest shown\nrecord {m.id}",
                 )
             )
         left.scatter(xs, med, s=14, zorder=3).set_urls(urls)
