@@ -235,7 +235,8 @@ ATTN_WORDS = {"sdpa": "SDPA cuDNN", "fa4": "flash-attn 4", "mixed": "flash-attn 
 def _outcome(s: dict, with_attention: bool = False) -> str:
     """One sandwich's outcome in words, e.g. 'timing-neutral at batch 4 (-0.16%)'."""
     words = {"faster": "faster", "slower": "slower", "neutral": "timing-neutral", "failed": "did not run"}
-    text = f"{words.get(s.get('verdict'), s.get('verdict'))} at batch {s['candidate']['batch']}"
+    verdict = s.get("verdict") or "failed"  # a sandwich cut short before its first round has none
+    text = f"{words.get(verdict, verdict)} at batch {s['candidate']['batch']}"
     if with_attention:
         text += f" with {ATTN_WORDS.get(s['candidate'].get('attn'), s['candidate'].get('attn'))}"
     if s.get("per_sample"):
