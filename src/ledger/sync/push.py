@@ -19,12 +19,12 @@ One run:
 6. If another writer moved the branch first, wait (jittered, growing intervals, asking the
    remote with `git ls-remote`) until the branch holds this commit, which happens when some
    writer integrates the queue. When the remote has been quiet for a while and this commit
-   is still queued, the waiting writer whose queue ref sorts first integrates (the next ones
-   take over only when it has not landed them after a few times longer): fetch, merge every
-   queued commit not yet on the branch into one merge, check it as the hook would (a queued
-   push that fails alone is left queued and named, the rest go in), push the branch and
-   delete the queue refs it now holds in one atomic push. Losing that race to another
-   integrator is fine: theirs held this commit too, or the next round does.
+   is still queued, the waiting writer whose queue ref sorts first integrates (the next one
+   takes over only when it has not landed them after twice as long, and so on): fetch,
+   merge every queued commit not yet on the branch into one merge, check it as the hook
+   would (a queued push that fails alone is left queued and named, the rest go in), push
+   the branch and delete the queue refs it now holds in one atomic push. Losing that race
+   to another integrator is fine: theirs held this commit too, or the next round does.
 
 So N jobs started at once make about one push each, and one or a few integration pushes
 land everyone; a push checks only what it adds. `--no-queue` is the plain loop for a
@@ -672,6 +672,8 @@ class _Run:
         changed = time.monotonic()
         interval = 0.3
         known_branch = self.rev(self.tracking)
+        landed_for: str | None = None
+        landed_refs: set[str] = set()
         while time.monotonic() < deadline:
             self.sleep(interval)
             interval = min(interval * 1.5, 3.0)
@@ -688,9 +690,13 @@ class _Run:
                     self.landed(known_branch, len(self.report.attempts))
                     return
             # One integrator at a time: the writers waiting see the same queue, and the one whose
-            # ref sorts first integrates after `quiet`; the next ones only if it has not landed
-            # them after a few times longer (it was killed, or refused).
-            turn = quiet * (1 + 2 * min(3, _rank(self.report.queue_ref, queue)))
+            # ref sorts first among those the branch lacks integrates after `quiet`, the next
+            # one only 2 x `quiet` later (the first was killed, or is refused), and so on. (With
+            # the turns capped, 63 jobs under load all merged the same 63 heads at once.)
+            if landed_for != known_branch:
+                landed_for, landed_refs = known_branch, set(self.held_by(known_branch))
+            waiting = {ref: sha for ref, sha in queue.items() if sha != branch and ref not in landed_refs}
+            turn = quiet * (1 + 2 * _rank(self.report.queue_ref, waiting))
             if time.monotonic() - changed >= turn and len(self.report.attempts) < self.o.attempts:
                 if self.integrate(head):
                     return
