@@ -26,7 +26,16 @@ from tests.conftest import GIT_ENV, LEDGER_BIN, ROOT, run_ledger
 
 WIDTHS = (1400, 390)
 SCREENSHOT = ROOT / "docs" / "img" / "demo-home.png"
-CLEAN = {"nav": [], "overflow": [], "scheme": [], "search": [], "console": [], "off_host": [], "failed": []}
+CLEAN = {
+    "nav": [],
+    "overflow": [],
+    "words": [],
+    "scheme": [],
+    "search": [],
+    "console": [],
+    "off_host": [],
+    "failed": [],
+}
 
 pytestmark = [*NEEDS_CHROMIUM, pytest.mark.slow]
 
@@ -114,6 +123,29 @@ async def overflow(page) -> list[str]:
     }""")
 
 
+async def broken_words(page) -> list[str]:
+    """Words of a table that the layout broke across two lines (`confirm|ed`, `21:01:|52`, a
+    SHA, a path). A word may break where the line-breaking rules allow it (after a hyphen, as
+    type always has, or a `?`); never elsewhere inside it."""
+    return await page.evaluate("""() => {
+        const out = [];
+        for (const cell of document.querySelectorAll('.md-content td, .md-content th')) {
+            const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+            for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+                for (const m of node.data.matchAll(/\\S+/g)) {
+                    if (/[-?]/.test(m[0])) continue;
+                    const range = document.createRange();
+                    range.setStart(node, m.index);
+                    range.setEnd(node, m.index + m[0].length);
+                    const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+                    if (tops.size > 1) out.push(m[0]);
+                }
+            }
+        }
+        return out;
+    }""")
+
+
 async def walk(browser, site: Path, origin: str, word: str, decision_id: str, shots: Path, name: str):
     """Click every nav link, check the width of every page reached at 1,400 px (light) and
     390 px (dark: the scheme must follow the reader's preference), search; return what went
@@ -142,6 +174,9 @@ async def walk(browser, site: Path, origin: str, word: str, decision_id: str, sh
     async def fits(page, label: str) -> None:
         for issue in await overflow(page):
             problems["overflow"].append(f"{label} {page.url}: {issue}")
+        if label == f"{WIDTHS[0]}px":  # on a phone a word longer than the column may break
+            for word_ in await broken_words(page):
+                problems["words"].append(f"{label} {page.url}: {word_!r}")
         if page.url == home:
             await page.screenshot(path=str(shots / f"{name}-home-{label}.png"), full_page=False)
 
@@ -208,7 +243,14 @@ async def walk(browser, site: Path, origin: str, word: str, decision_id: str, sh
     # Deep pages the nav does not list: a record, a chart, a contract's stopping point.
     deep = [
         origin + found.relative_to(site).as_posix()
-        for pattern in ("records/measurement/*.html", "charts/*.html", "contracts/*.html", "records/sandwich/*.html")
+        for pattern in (
+            "records/measurement/*.html",
+            "charts/*.html",
+            "contracts/*.html",
+            "records/sandwich/*.html",
+            "report/2*.html",
+            "records/*/2*.html",
+        )
         for found in sorted(site.rglob(pattern))[:1]
     ]
 

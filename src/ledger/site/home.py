@@ -81,7 +81,9 @@ def section_markdown(data: SiteData, page: str, section) -> Markup:
     def render(col, row):
         if section.key == "stopping_point" and col.key == "topology" and row.get("measurement"):
             # The row's topology links to its measurement, so the id column may leave on phones.
-            return data.link(row["measurement"], page, row["topology"].replace(" ", "\u00a0"))
+            # Never broken across lines (`8x` above `GB200` reads as two things).
+            link = data.link(row["measurement"], page, row["topology"])
+            return Markup('<span class="ledger-fig">') + link + Markup("</span>")
         if section.key == "stopping_point" and col.key == "status":
             reasons = "; ".join(row.get("reasons") or [])
             cell_ = verdict(row["status"]) + detail(f"({reasons})" if reasons else None)

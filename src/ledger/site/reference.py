@@ -48,7 +48,7 @@ def _fields_table(model, skip: frozenset[str] = frozenset()) -> list[str]:
             continue
         required = "yes" if info.is_required() else "no"
         lines.append(
-            f"| {md_code(name)} | {md_code(_type(info.annotation))} | {required} | {md_inline(info.description or '')} |"
+            f'| <span class="ledger-token">{md_code(name)}</span> | {md_code(_type(info.annotation))} | {required} | {md_inline(info.description or "")} |'
         )
     return lines
 
