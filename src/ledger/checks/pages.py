@@ -131,10 +131,18 @@ def figure_settings(front: dict) -> dict:
 
 
 def check_page(
-    path: str, text: str, active: dict, emit: Emit, evidence_of: EvidenceOf, *, whole_page: bool = True
+    path: str,
+    text: str,
+    active: dict,
+    emit: Emit,
+    evidence_of: EvidenceOf,
+    *,
+    whole_page: bool = True,
+    html: bool = False,
 ) -> None:
     """The page rules on one page. `whole_page`: a figure whose block names no record is judged
-    by the records the page names (spec pages, guarded documents; not generated pages)."""
+    by the records the page names (spec pages, guarded documents; not generated pages). `html`:
+    the page is ledger's own generated Markdown, whose raw HTML is ledger's (ledger.pages.markdown)."""
     front, error = page_settings(text)
     if error:
         emit("prose-budget", path, error, fix="fix the front matter YAML")
@@ -145,7 +153,7 @@ def check_page(
 
     if on("cell-width"):
         limit = active["cell-width"].params["max_chars"]
-        for cell in pages.tables(text):
+        for cell in pages.tables(text, html=html):
             if cell.width > limit:
                 emit(
                     "cell-width",
@@ -155,7 +163,7 @@ def check_page(
                 )
     if on("prose-budget"):
         budget = front.get("prose_budget", active["prose-budget"].params["max_paragraphs"])
-        paragraphs = pages.prose_paragraphs(text)
+        paragraphs = pages.prose_paragraphs(text, html=html)
         if isinstance(budget, int) and len(paragraphs) > budget:
             emit(
                 "prose-budget",
@@ -171,6 +179,7 @@ def check_page(
             text,
             str(column) if isinstance(column, str) else None,
             tuple(str(c) for c in columns) if isinstance(columns, list) else (),
+            html=html,
         )
         page_ids = page_evidence(text, front) if whole_page else ()
         why = bool(settings.get("why"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -66,21 +67,44 @@ class Figure:
 # -- parsing -----------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1)
-def _parser():
+# One parse, one truth: the page rules, `ledger status` and the site read a user's page
+# through this one parser, so nothing the site shows is hidden from the rules. Raw HTML is
+# off: ledger renders spec pages with markdown-it and these settings (ledger.site.specs
+# renders the very tokens `body_tokens` returns), so `<!--` or `<div>` is text a reader
+# sees, and text the rules judge. With HTML on, an unclosed `<!--` made an HTML block of the
+# rest of the page: no rule saw it, while the site showed all of it. Guarded documents
+# outside the specs folder are read the same way (MkDocs renders their HTML, but text inside
+# it is what a reader sees, so the rules judge it). Only ledger's own generated pages, whose
+# HTML is ledger's and whose user text is escaped, are read with HTML on (`html=True`).
+OPTIONS = {"html": False, "linkify": False, "typographer": False}
+
+
+@lru_cache(maxsize=2)
+def parser(html: bool = False):
+    """The markdown-it-py parser of user pages (`html=False`), or of ledger's generated pages."""
     # Imported here, not at the top: the pre-push hook loads this module with the checks and
     # parses markdown only when the push brings pages (markdown-it is 20 ms of a 0.37 s hook).
     from markdown_it import MarkdownIt
 
     # CommonMark plus GFM tables and strikethrough: what MkDocs' Python-Markdown renders
     # for these constructs.
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    return MarkdownIt("commonmark", {**OPTIONS, "html": html}).enable(["table", "strikethrough"])
+
+
+def body_tokens(body: str, html: bool = False) -> tuple:
+    """The token stream of a page's body (front matter already split off): the one parse that
+    the page rules judge and `ledger.site.specs` renders. Treat the tokens as read-only."""
+    return _tokens(body, html)
 
 
 @lru_cache(maxsize=32)
-def _parse(text: str):
+def _tokens(body: str, html: bool) -> tuple:
+    return tuple(parser(html).parse(body))
+
+
+def _parse(text: str, html: bool = False):
     _, body, offset = split(text)
-    return _parser().parse(body), offset
+    return body_tokens(body, html), offset
 
 
 def _line(token, offset: int) -> int:
@@ -141,9 +165,9 @@ def _rows(tokens, offset: int):
             yield table, row, line, cells
 
 
-def tables(text: str) -> list[Cell]:
+def tables(text: str, html: bool = False) -> list[Cell]:
     """Every table cell of the page, header cells included (row 0)."""
-    tokens, offset = _parse(text)
+    tokens, offset = _parse(text, html)
     out: list[Cell] = []
     headers: list[str] = []
     for table, row, line, cells in _rows(tokens, offset):
@@ -159,10 +183,10 @@ def tables(text: str) -> list[Cell]:
 # -- prose -------------------------------------------------------------------------------
 
 
-def prose_paragraphs(text: str) -> list[Paragraph]:
+def prose_paragraphs(text: str, html: bool = False) -> list[Paragraph]:
     """Paragraphs of running prose: top-level and block-quoted paragraphs. Paragraphs
     inside list items and table cells are structure, not prose, and are not counted."""
-    tokens, offset = _parse(text)
+    tokens, offset = _parse(text, html)
     out: list[Paragraph] = []
     in_list = 0
     for i, tok in enumerate(tokens):
@@ -190,24 +214,25 @@ _NO_OWNER = {"", "-", "—", "–", "none", "nobody", "unowned", "tbd", "?", "n/
 
 
 def _sections(tokens, offset: int) -> list[Section]:
+    """Every heading with the last line of its section: the line before the next heading of
+    the same or a higher level (0: the end of the page). One pass with a stack of the open
+    sections, so a page of thousands of headings costs what it reads."""
     heads = []
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open":
             heads.append((_line(tok, offset), int(tok.tag[1]), _plain(tokens[i + 1]).strip()))
-    out = []
-    for n, (line, level, title) in enumerate(heads):
-        end = 0
-        for later_line, later_level, _ in heads[n + 1 :]:
-            if later_level <= level:
-                end = later_line - 1
-                break
-        out.append(Section(line, level, title, end))
-    return out
+    ends = [0] * len(heads)
+    open_sections: list[int] = []
+    for n, (line, level, _) in enumerate(heads):
+        while open_sections and heads[open_sections[-1]][1] >= level:
+            ends[open_sections.pop()] = line - 1
+        open_sections.append(n)
+    return [Section(line, level, title, end) for (line, level, title), end in zip(heads, ends, strict=True)]
 
 
-def owed_sections(text: str) -> list[Section]:
+def owed_sections(text: str, html: bool = False) -> list[Section]:
     """Headings titled Owed, numbered or not (`## Owed`, `## 7. Owed`, `### 7.2 Owed items`)."""
-    tokens, offset = _parse(text)
+    tokens, offset = _parse(text, html)
     return [s for s in _sections(tokens, offset) if _OWED_TITLE.match(s.title)]
 
 
@@ -219,12 +244,12 @@ def _owner_in(text: str) -> str | None:
     return None if owner.lower() in _NO_OWNER else owner
 
 
-def owed_items(text: str) -> list[OwedItem]:
+def owed_items(text: str, html: bool = False) -> list[OwedItem]:
     """Items under Owed sections: each body row of a table, each top-level list item.
     An owner comes from a column headed Owner, or `owner: NAME`, `owned by NAME` or
     `@handle` in the item's text; issue numbers from `#N`."""
-    tokens, offset = _parse(text)
-    sections = owed_sections(text)
+    tokens, offset = _parse(text, html)
+    sections = owed_sections(text, html)
     if not sections:
         return []
     out = _owed_table_rows(tokens, offset, sections) + _owed_list_items(tokens, offset, sections)
@@ -232,24 +257,40 @@ def owed_items(text: str) -> list[OwedItem]:
     return out
 
 
-def _owed_section_of(sections: list[Section], line: int) -> Section | None:
-    """The Owed section a line lies in, or None when it lies in none."""
-    for s in sections:
-        if line > s.line and (s.end_line == 0 or line <= s.end_line):
-            return s
-    return None
+class _OwedLookup:
+    """The Owed section a line lies in, or None when it lies in none: the outermost one, as
+    sections nest or are disjoint (a `### Owed` under a `## Owed` is part of it). The
+    outermost ones are disjoint and in page order, so a line is found by bisection: a page
+    of thousands of Owed sections and items costs n log n, not n squared."""
+
+    def __init__(self, sections: list[Section]):
+        self.outer: list[Section] = []
+        for s in sorted(sections, key=lambda s: s.line):
+            last = self.outer[-1] if self.outer else None
+            if last is not None and (last.end_line == 0 or s.line <= last.end_line):
+                continue  # inside the previous outer Owed section
+            self.outer.append(s)
+        self.starts = [s.line for s in self.outer]
+
+    def __call__(self, line: int) -> Section | None:
+        at = bisect.bisect_left(self.starts, line) - 1  # the last section starting above the line
+        if at < 0:
+            return None
+        s = self.outer[at]
+        return s if s.end_line == 0 or line <= s.end_line else None
 
 
 def _owed_table_rows(tokens, offset: int, sections: list[Section]) -> list[OwedItem]:
     """Each body row of a table under an Owed section, its cells joined by ` | `."""
     out: list[OwedItem] = []
     headers: list[str] = []
+    section_of = _OwedLookup(sections)
     for _, row, line, cells in _rows(tokens, offset):
         texts = [_plain(c).strip() for c in cells]
         if row == 0:
             headers = [t.lower() for t in texts]
             continue
-        section = _owed_section_of(sections, line)
+        section = section_of(line)
         if section is None:
             continue
         joined = " | ".join(texts)
@@ -271,6 +312,7 @@ def _owed_list_items(tokens, offset: int, sections: list[Section]) -> list[OwedI
     """Each top-level list item under an Owed section, with the text of its nested items."""
     out: list[OwedItem] = []
     depth = 0
+    section_of = _OwedLookup(sections)
     for i, tok in enumerate(tokens):
         if tok.type in ("bullet_list_open", "ordered_list_open"):
             depth += 1
@@ -278,7 +320,7 @@ def _owed_list_items(tokens, offset: int, sections: list[Section]) -> list[OwedI
             depth -= 1
         elif tok.type == "list_item_open" and depth == 1:
             line = _line(tok, offset)
-            section = _owed_section_of(sections, line)
+            section = section_of(line)
             if section is None:
                 continue
             item_text = _list_item_text(tokens, i)
@@ -299,7 +341,9 @@ def _list_item_text(tokens, start: int) -> str:
     closing tag, nested lists included."""
     parts = []
     level = tokens[start].level
-    for later in tokens[start + 1 :]:
+    # By index, not over a slice: a slice copies the rest of the page for every item.
+    for j in range(start + 1, len(tokens)):
+        later = tokens[j]
         if later.type == "list_item_close" and later.level == level:
             break
         if later.type == "inline":
@@ -470,12 +514,14 @@ def _header_name(header: str) -> str:
     return " ".join(words)
 
 
-def quoted_figures(text: str, spread_column: str | None = None, columns: tuple[str, ...] = ()) -> list[Figure]:
+def quoted_figures(
+    text: str, spread_column: str | None = None, columns: tuple[str, ...] = (), html: bool = False
+) -> list[Figure]:
     """Figures with a unit (x, ×, -fold, %, s, ms, µs, ns) in paragraphs, list items, headings and
     table rows, each with the spread stated in its own paragraph or table row: `21-23% spread`,
     `spread of 5%`, `±2%` (a spread of 4%), or the row's cell under a column headed Spread.
     Code spans are literal text and are skipped."""
-    tokens, offset = _parse(text)
+    tokens, offset = _parse(text, html)
     out: list[Figure] = []
     in_table = False
     for tok in tokens:
@@ -575,6 +621,7 @@ def keyed_rows(text: str, key: str | int | None = None) -> list[KeyedRow]:
     tokens, offset = _parse(text)
     lines = text.splitlines()
     heads = [(s.line, s.title) for s in _sections(tokens, offset)]
+    head_lines = [line for line, _ in heads]
     out: list[KeyedRow] = []
     seen: dict[tuple[str, str], int] = {}
     column: int | None = None
@@ -590,7 +637,8 @@ def keyed_rows(text: str, key: str | int | None = None) -> list[KeyedRow]:
             else:
                 wanted = str(key).strip().lower()
                 column = next((i for i, t in enumerate(texts) if t.lower() == wanted), None)
-            heading = next((title for hline, title in reversed(heads) if hline < line), "")
+            above = bisect.bisect_left(head_lines, line)  # headings above the table's header row
+            heading = heads[above - 1][1] if above else ""
             header = " | ".join(texts)
             n = seen.get((heading, header), 0) + 1
             seen[(heading, header)] = n

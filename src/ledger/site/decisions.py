@@ -17,7 +17,7 @@ ORDER = ("accepted", "timing-neutral", "rejected", "research", "planned", "block
 
 def _rendered_width(text: str) -> int:
     """How wide a cell of inline Markdown renders, as the cell-width rule measures it."""
-    cells = list(tables(f"| x |\n|---|\n| {text} |\n"))
+    cells = list(tables(f"| x |\n|---|\n| {text} |\n", html=True))
     return max((c.width for c in cells if c.row), default=len(text))
 
 

@@ -64,6 +64,7 @@ def check_texts(
 
     for path, text in pages:
         # A generated page names many records: a figure is judged by the records its own
-        # block names, never by every id on the page.
-        check_page(path, text, active, emit, evidence_of, whole_page=False)
+        # block names, never by every id on the page. The raw HTML of a generated page is
+        # ledger's own (user text is escaped), so it is read as MkDocs renders it.
+        check_page(path, text, active, emit, evidence_of, whole_page=False, html=True)
     return problems

@@ -1,9 +1,9 @@
 """Spec pages: Markdown with YAML front matter from the ledger's specs folder.
 
 The front matter's owed items, hypotheses and gates become escaped tables. The body is
-the user's own Markdown, so it is rendered by markdown-it-py with raw HTML off (HTML is
-shown as text) and its link validation on (`javascript:`, `vbscript:`, `data:` links are
-dropped), then embedded as HTML: MkDocs' Python-Markdown has no safe mode. Links in that
+the user's own Markdown, so it is rendered by markdown-it-py from the tokens the page rules
+judged (`ledger.pages.markdown.body_tokens`: raw HTML off, shown as text; link validation on,
+so `javascript:`, `vbscript:`, `data:` links are dropped), then embedded as HTML: MkDocs' Python-Markdown has no safe mode. Links in that
 HTML are checked after the build by `linkcheck`.
 """
 
@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from markdown.extensions.toc import slugify
-from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 from markupsafe import Markup
 
 from ..errors import InputError, Problem
 from ..pages import front_matter, owed_items
+from ..pages.markdown import body_tokens, parser
 from ..store.ledger import lstat_chain, read_nofollow, symlink_error, walk_nofollow
 from .context import Page, SiteData, Spec
 from .escape import clip, md_code, md_inline
@@ -114,13 +115,14 @@ def _evidence(data: SiteData, page: str, item: dict[str, Any]) -> Markup:
 
 
 @lru_cache(maxsize=1)
-def _markdown():
+def _renderer() -> RendererHTML:
+    """markdown-it's HTML renderer, with heading ids as MkDocs makes them. It renders the
+    tokens `ledger.pages.markdown.body_tokens` returns: the very parse the page rules and
+    `ledger status` judged, so the site shows nothing the checker did not read."""
 
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
-        ["table", "strikethrough"]
-    )
+    renderer = RendererHTML()
 
-    def heading_open(self, tokens, idx, options, env):
+    def heading_open(tokens, idx, options, env):
         # Ids as MkDocs' toc extension makes them, so `page.md#7-owed` links keep working.
         inline = tokens[idx + 1]
         text = "".join(c.content for c in inline.children or () if c.type in ("text", "code_inline"))
@@ -130,11 +132,13 @@ def _markdown():
         while slug in seen:
             slug, n = f"{base}_{n}", n + 1
         seen.add(slug)
-        tokens[idx].attrSet("id", slug)
-        return self.renderToken(tokens, idx, options, env)
+        attrs = {**tokens[idx].attrs, "id": slug}
+        # The shared tokens are read-only: render a copy of the heading with its id.
+        # (the inline token after it tells renderToken not to break the line).
+        return renderer.renderToken([tokens[idx].copy(attrs=attrs), inline], 0, options, env)
 
-    md.add_render_rule("heading_open", heading_open)
-    return md
+    renderer.rules["heading_open"] = heading_open  # type: ignore[assignment]
+    return renderer
 
 
 _HREF = re.compile(r'(href|src)="([^"]*)"')
@@ -150,7 +154,7 @@ def _text_of(fragment: str) -> str:
 
 def body_html(spec: Spec, directory_urls: bool = True) -> str:
     """The spec's body as HTML with raw HTML escaped and unsafe links dropped."""
-    html = _markdown().render(spec.body, {})
+    html = _renderer().render(list(body_tokens(spec.body)), parser().options, {})
     page_dir = posixpath.dirname(page_of(spec))
 
     def fix(match: re.Match) -> str:
