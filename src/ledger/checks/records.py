@@ -23,7 +23,7 @@ from ..schema.registry import record_adapter
 from ..store.canonical import NotCanonical, canonical_bytes, content_hash, hash_of_file
 from ..store.ids import id_seconds
 from ..store.ledger import shard_of
-from ..store.limits import MAX_DEPTH, MAX_INPUT_BYTES, MAX_YAML_ALIASES, canonical_too_deep
+from ..store.limits import MAX_DEPTH, MAX_INFLATED_BYTES, MAX_INPUT_BYTES, MAX_YAML_ALIASES, canonical_too_deep
 from .artifacts import binary_reason, find_conflicts, readable
 from .comparability import verdict_problem
 from .derived import figures_of
@@ -114,14 +114,21 @@ RULES: tuple[Rule, ...] = (
         "records",
         ERROR,
         "A record nests deeper than `max_depth` levels; `ledger add` also refuses input larger "
-        "than `max_input_bytes` and YAML that expands aliases more than `max_yaml_aliases` times. "
+        "than `max_input_bytes` and YAML that expands aliases more than `max_yaml_aliases` times; "
+        "`ledger import` refuses a compressed file that inflates to more than `max_inflated_bytes`. "
         "No honest record comes near these limits; a hostile file must be reported, not crash a reader.",
         "Flatten the record (records are a few levels deep), or raise the limit under `rules: parse-limits:`.",
-        {"max_depth": MAX_DEPTH, "max_input_bytes": MAX_INPUT_BYTES, "max_yaml_aliases": MAX_YAML_ALIASES},
+        {
+            "max_depth": MAX_DEPTH,
+            "max_input_bytes": MAX_INPUT_BYTES,
+            "max_yaml_aliases": MAX_YAML_ALIASES,
+            "max_inflated_bytes": MAX_INFLATED_BYTES,
+        },
         {
             "max_depth": "Deepest nesting of objects and arrays in a record.",
             "max_input_bytes": "Largest input `ledger add` reads, in bytes.",
             "max_yaml_aliases": "Most alias uses a YAML input document may expand.",
+            "max_inflated_bytes": "Most bytes a compressed import file (`.json.gz`) may inflate to.",
         },
     ),
     Rule(

@@ -21,10 +21,10 @@ from ..errors import InputError, Problem
 from ..git import Git
 from ..schema.envelope import Envelope
 from ..store.add import Batch, Stamping
-from ..store.decode import GZIP_MAGIC, NESTED, GzipProblem, OutOfRange, inflate, json_float, json_int
+from ..store.decode import GZIP_MAGIC, NESTED, GzipProblem, OutOfRange, inflate_stream, json_float, json_int
 from ..store.inputs import Item
 from ..store.ledger import Ledger
-from ..store.limits import MAX_INPUT_BYTES, Limits
+from ..store.limits import MAX_INFLATED_BYTES, MAX_INPUT_BYTES, Limits
 from . import FORMATS
 
 
@@ -99,15 +99,17 @@ def fail(file: str | Path, where: str, message: str, fix: str) -> InputError:
     )
 
 
-#: Most bytes an import reads from one file, decompressed (rule `parse-limits`, max_input_bytes):
-#: import_files sets it from the ledger's config while the importer parses (`input_limit`).
-INPUT_LIMIT: ContextVar[int] = ContextVar("INPUT_LIMIT", default=MAX_INPUT_BYTES)
+#: Most bytes an import reads from one file, and most a compressed one inflates to (rule
+#: `parse-limits`, max_input_bytes and max_inflated_bytes): import_files sets them from the
+#: ledger's config while the importer parses (`input_limit`).
+INPUT_LIMIT: ContextVar[tuple[int, int]] = ContextVar("INPUT_LIMIT", default=(MAX_INPUT_BYTES, MAX_INFLATED_BYTES))
 
 
 @contextmanager
-def input_limit(limit: int) -> Iterator[None]:
-    """Read input files up to `limit` bytes within the block (then the limit before it)."""
-    token = INPUT_LIMIT.set(limit)
+def input_limit(limit: int, inflated: int = MAX_INFLATED_BYTES) -> Iterator[None]:
+    """Read input files up to `limit` bytes, inflating compressed ones up to `inflated` bytes,
+    within the block (then the limits before it)."""
+    token = INPUT_LIMIT.set((limit, inflated))
     try:
         yield
     finally:
@@ -117,15 +119,43 @@ def input_limit(limit: int) -> Iterator[None]:
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, decompressed when it is gzip (pyperf and pyperformance write `.json.gz`).
 
-    Neither the file nor what it decompresses to may exceed the input limit: a small gzip
-    that inflates to gigabytes is refused, not read."""
-    limit = INPUT_LIMIT.get()
-    too_big = (
-        f"raise `rules: {{parse-limits: {{max_input_bytes: N}}}}` in ledger.yaml if the file is genuine "
-        f"(now {limit:,} bytes)"
-    )
+    The file may not exceed the input limit, nor what it inflates to the inflate limit, counted
+    as the bytes come (`inflate_stream`): a small gzip that inflates to gigabytes is refused at
+    the cap, never read whole."""
+    limit, inflated = INPUT_LIMIT.get()
+
+    def raise_it(setting: str, value: int) -> str:
+        return (
+            f"raise `rules: {{parse-limits: {{{setting}: N}}}}` in ledger.yaml if the file is genuine "
+            f"(now {value:,} bytes)"
+        )
+
     try:
         with open(path, "rb") as handle:
+            if handle.read(2) == GZIP_MAGIC:
+                handle.seek(0)
+                try:
+                    return inflate_stream(handle, inflated, read_limit=limit)
+                except GzipProblem as exc:
+                    if exc.compressed:
+                        raise fail(
+                            path, "", f"is larger than {limit:,} bytes", raise_it("max_input_bytes", limit)
+                        ) from None
+                    if exc.too_big:
+                        raise fail(
+                            path,
+                            "",
+                            f"decompresses to more than {inflated:,} bytes, the cap on what a compressed file "
+                            "inflates to (rule parse-limits, max_inflated_bytes)",
+                            raise_it("max_inflated_bytes", inflated),
+                        ) from None
+                    raise fail(
+                        path,
+                        "",
+                        f"is gzip but does not decompress: {exc}",
+                        "give the .gz file the tool wrote, complete (`gzip -t FILE` checks it)",
+                    ) from None
+            handle.seek(0)
             raw = handle.read(limit + 1)
     except FileNotFoundError:
         raise InputError("no such file", [Problem(str(path), "", "no such file", "check the path")]) from None
@@ -134,20 +164,8 @@ def read_bytes(path: Path) -> bytes:
             "a folder", [Problem(str(path), "", "is a folder, not a file", "give the result file itself")]
         ) from None
     if len(raw) > limit:
-        raise fail(path, "", f"is larger than {limit:,} bytes", too_big)
-    if raw[:2] != GZIP_MAGIC:
-        return raw
-    try:
-        return inflate(raw, limit)
-    except GzipProblem as exc:
-        if exc.too_big:
-            raise fail(path, "", f"decompresses to more than {limit:,} bytes", too_big) from None
-        raise fail(
-            path,
-            "",
-            f"is gzip but does not decompress: {exc}",
-            "give the .gz file the tool wrote, complete (`gzip -t FILE` checks it)",
-        ) from None
+        raise fail(path, "", f"is larger than {limit:,} bytes", raise_it("max_input_bytes", limit))
+    return raw
 
 
 def read_text(path: Path) -> str:
@@ -520,7 +538,8 @@ def import_files(
             "no file", [Problem("<command line>", "FILE", "no file given", f"give one or more {fmt} files")]
         )
     module = importlib.import_module(FORMATS[fmt])
-    with input_limit(Limits.of(ledger.config.rules).max_input_bytes):
+    limits = Limits.of(ledger.config.rules)
+    with input_limit(limits.max_input_bytes, limits.max_inflated_bytes):
         drafts: list[Draft] = module.parse([Path(p) for p in paths], options)
     if not drafts:
         raise InputError(

@@ -7,7 +7,8 @@ any honest record; `ledger.yaml` may change them under `rules:`:
 
     rules:
       record-size: {max_bytes: 262144}
-      parse-limits: {max_depth: 64, max_input_bytes: 1073741824, max_yaml_aliases: 100}
+      parse-limits: {max_depth: 64, max_input_bytes: 1073741824, max_yaml_aliases: 100,
+                     max_inflated_bytes: 67108864}
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ MAX_DEPTH = 64
 MAX_INPUT_BYTES = 1 << 30
 #: Most alias uses YAML input may expand per document (shared data is walked once per use).
 MAX_YAML_ALIASES = 100
+#: Most bytes a compressed import file (`.json.gz`) may inflate to. Parsing JSON takes 10-25
+#: times its size in memory, and deflate packs up to 1,032 bytes into one, so a 120 KB file
+#: under the 1 GiB input cap inflated to 160 MB and took 4 GB to refuse; an honest
+#: pyperformance run inflates to a few MB.
+MAX_INFLATED_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class Limits:
     max_depth: int = MAX_DEPTH
     max_input_bytes: int = MAX_INPUT_BYTES
     max_yaml_aliases: int = MAX_YAML_ALIASES
+    max_inflated_bytes: int = MAX_INFLATED_BYTES
 
     @classmethod
     def of(cls, rules: dict[str, Any] | None) -> Limits:
@@ -49,6 +56,7 @@ class Limits:
             max_depth=num(parse, "max_depth", MAX_DEPTH),
             max_input_bytes=num(parse, "max_input_bytes", MAX_INPUT_BYTES),
             max_yaml_aliases=num(parse, "max_yaml_aliases", MAX_YAML_ALIASES),
+            max_inflated_bytes=num(parse, "max_inflated_bytes", MAX_INFLATED_BYTES),
         )
 
 
