@@ -14,7 +14,7 @@ from ..schema.registry import KINDS
 from . import comparability, derived
 from .findings import Findings
 from .info import Info
-from .records import supersedes_cycle
+from .records import supersedes_cycles
 from .shas import Pushing, check_shas
 from .trees import RecordTree
 
@@ -52,19 +52,13 @@ def check_chains(f: Findings, new: list[Info], lookup: Lookup) -> None:
     """A `supersedes` chain that comes back to a record it started from (a cycle)."""
     if not f.on("supersedes-chain"):
         return
-    reported: set[str] = set()
-    for info in new:
-        if info.id in reported:
-            continue
-        cycle = supersedes_cycle(info, lookup)
-        if cycle:
-            reported.update(cycle)
-            f.emit(
-                "supersedes-chain",
-                info.path,
-                "supersedes chain comes back to this record: " + " -> ".join([*cycle, cycle[0]]),
-                field="supersedes",
-            )
+    for info, cycle in supersedes_cycles(new, lookup):
+        f.emit(
+            "supersedes-chain",
+            info.path,
+            "supersedes chain comes back to this record: " + " -> ".join([*cycle, cycle[0]]),
+            field="supersedes",
+        )
 
 
 #: id -> (path, the ids it lists in `supersedes`) of the records that correct something.

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -573,34 +574,106 @@ def _chain_problems(display: str, record: Any, rules: FileRules) -> list[Violati
     return out
 
 
-def supersedes_cycle(start: Info, lookup) -> list[str]:
-    """The ids of a `supersedes` cycle through `start`, or [] (iterative; records that
-    `lookup` does not know end a chain)."""
-    first = _superseded(start)
-    if not first:  # nearly every record: supersedes nothing, so it closes no cycle
-        return []
-    path = [start.id]
-    on_path = {start.id}
-    stack = [iter(first)]
-    done: set[str] = set()
-    while stack:
-        nxt = next(stack[-1], None)
-        if nxt is None:
-            stack.pop()
-            finished = path.pop()
-            on_path.discard(finished)
-            done.add(finished)
+def supersedes_cycles(starts: list[Info], lookup) -> list[tuple[Info, list[str]]]:
+    """Every `supersedes` cycle reachable from `starts`, once each: (the first of `starts` on
+    it, the ids of the cycle from that record). Records `lookup` does not know end a chain.
+
+    One walk of the graph (Tarjan's strongly connected components, iterative), so a chain of
+    n corrections costs n steps. Before, each record walked its whole chain back: a ledger of
+    1,200 notes each superseding the one before took 720,600 steps and 13.5 s of `check --all`."""
+    known: dict[str, Info] = {}
+    for info in starts:
+        known.setdefault(info.id, info)
+
+    def info_of(rid: str) -> Info | None:
+        if rid not in known:
+            found = lookup(rid)
+            if found is None:
+                return None
+            known[rid] = found
+        return known[rid]
+
+    def refs_of(rid: str) -> list[str] | None:
+        info = info_of(rid)
+        return None if info is None else _superseded(info)
+
+    # Nearly every record supersedes nothing, so it closes no cycle and starts no walk.
+    components = _components([info.id for info in starts if _superseded(info)], refs_of)
+    order = {info.id: n for n, info in reversed(list(enumerate(starts)))}
+    out = []
+    for component in components:
+        members = set(component)
+        head = min((m for m in component if m in order), key=order.__getitem__, default=None)
+        if head is None:
             continue
-        if nxt == start.id:
-            return list(path)
-        if nxt in on_path or nxt in done:
+        cycle = _cycle_through(head, members, info_of)
+        if cycle:
+            out.append((known[head], cycle))
+    out.sort(key=lambda found: order[found[0].id])
+    return out
+
+
+def _components(roots: list[str], refs_of) -> list[list[str]]:
+    """The strongly connected components reachable from `roots` (Tarjan's, iterative): a
+    record `refs_of` does not know (None) is no node."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def enter(rid: str, refs: list[str]) -> tuple[str, Iterator[str]]:
+        index[rid] = low[rid] = len(index)
+        stack.append(rid)
+        on_stack.add(rid)
+        return rid, iter(refs)
+
+    for root in roots:
+        if root in index:
             continue
-        info = lookup(nxt)
-        if info is None:
-            continue
-        path.append(nxt)
-        on_path.add(nxt)
-        stack.append(iter(_superseded(info)))
+        work = [enter(root, refs_of(root) or [])]
+        while work:
+            node, refs = work[-1]
+            nxt = next(refs, None)
+            if nxt is not None:
+                if nxt not in index:
+                    later = refs_of(nxt)
+                    if later is not None:
+                        work.append(enter(nxt, later))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while not component or component[-1] != node:
+                    component.append(stack.pop())
+                    on_stack.discard(component[-1])
+                components.append(component)
+    return components
+
+
+def _cycle_through(head: str, members: set[str], info_of) -> list[str]:
+    """The ids of a shortest `supersedes` cycle from `head` back to it within one component
+    (breadth first), or [] when the component is one record that does not supersede itself."""
+    parent: dict[str, str] = {}
+    frontier = [head]
+    while frontier:
+        later = []
+        for node in frontier:
+            info = info_of(node)
+            for ref in _superseded(info) if info is not None else ():
+                if ref == head:
+                    path = [node]
+                    while path[-1] != head:
+                        path.append(parent[path[-1]])
+                    return path[::-1]
+                if ref in members and ref not in parent:
+                    parent[ref] = node
+                    later.append(ref)
+        frontier = later
     return []
 
 
