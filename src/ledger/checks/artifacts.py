@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ..store.decode import GZIP_MAGIC, GzipProblem, inflate
-from ..store.limits import MAX_RECORD_BYTES
+from ..store.limits import MAX_INFLATED_BYTES, MAX_RECORD_BYTES
 from .result import ERROR
 from .rule import Rule
 
@@ -89,7 +89,7 @@ def find_conflicts(raw: bytes) -> list[int]:
 
 
 #: A gzip'd text attachment (the sampler's series) is read up to this many bytes; more is a bomb.
-MAX_INFLATED = 16 * 1024 * 1024
+MAX_INFLATED = MAX_INFLATED_BYTES
 
 
 def readable(raw: bytes) -> tuple[bytes, str | None]:

@@ -8,7 +8,7 @@ any honest record; `ledger.yaml` may change them under `rules:`:
     rules:
       record-size: {max_bytes: 262144}
       parse-limits: {max_depth: 64, max_input_bytes: 1073741824, max_yaml_aliases: 100,
-                     max_inflated_bytes: 67108864}
+                     max_inflated_bytes: 16777216}
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ MAX_DEPTH = 64
 MAX_INPUT_BYTES = 1 << 30
 #: Most alias uses YAML input may expand per document (shared data is walked once per use).
 MAX_YAML_ALIASES = 100
-#: Most bytes a compressed import file (`.json.gz`) may inflate to. Parsing JSON takes 10-25
-#: times its size in memory, and deflate packs up to 1,032 bytes into one, so a 120 KB file
-#: under the 1 GiB input cap inflated to 160 MB and took 4 GB to refuse; an honest
-#: pyperformance run inflates to a few MB.
-MAX_INFLATED_BYTES = 64 * 1024 * 1024
+#: Most bytes a compressed import file (`.json.gz`) may inflate to, the cap of gzip'd
+#: attachments too. Parsing JSON takes 10-25 times its size in memory, and deflate packs up to
+#: 1,032 bytes into one, so a 155 KB file under the 1 GiB input cap inflated to 160 MB and took
+#: 4.2 GB to refuse, and one of 40 MB still takes 1 GB to parse; an honest pyperformance run
+#: inflates to a few MB.
+MAX_INFLATED_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
