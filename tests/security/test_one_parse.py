@@ -94,3 +94,17 @@ def test_a_figure_after_an_unclosed_comment_is_refused_at_push_shown_by_status_a
     page_html = (pushed / "site" / "specs" / "decode.html").read_text()
     assert "9.1234x" in page_html and "the per-site dispatch test" in page_html
     assert "&lt;!-- draft" in page_html
+
+
+def test_a_body_that_opens_with_a_fence_is_one_page_to_the_rules_status_and_site(tmp_path: Path) -> None:
+    """A body whose first line is `---` again: the readers that get the body (status, the
+    site's owed lists) used to split it as front matter a second time and lose what it held."""
+    text = "---\ntitle: Decode\n---\n---\n## Owed\n\n- the hidden owed item\n\n---\n\nMore.\n"
+    (tmp_path / "decode.md").write_text(text)
+    judged = [i.text for i in pages.owed_items(text)]
+    listed, unreadable = pages.read_spec_owed(tmp_path)
+    assert judged == [o.text for o in listed] == ["the hidden owed item"] and not unreadable
+    fm = pages.front_matter(text)
+    spec = Spec("decode", "ledger/specs/decode.md", dict(fm.data), fm.body, fm.body_line + 1)
+    assert "the hidden owed item" in body_html(spec)
+    assert [i.text for i in pages.owed_items(spec.body, body=True)] == judged

@@ -102,9 +102,14 @@ def _tokens(body: str, html: bool) -> tuple:
     return tuple(parser(html).parse(body))
 
 
-def _parse(text: str, html: bool = False):
-    _, body, offset = split(text)
-    return body_tokens(body, html), offset
+def _parse(text: str, html: bool = False, body: bool = False):
+    """Tokens of a whole page (front matter split off here) or, with `body`, of a page's body
+    whose front matter the caller already split off: splitting a body again would take a
+    second `---` block for front matter and hide it from the caller alone."""
+    if body:
+        return body_tokens(text, html), 0
+    _, rest, offset = split(text)
+    return body_tokens(rest, html), offset
 
 
 def _line(token, offset: int) -> int:
@@ -230,9 +235,11 @@ def _sections(tokens, offset: int) -> list[Section]:
     return [Section(line, level, title, end) for (line, level, title), end in zip(heads, ends, strict=True)]
 
 
-def owed_sections(text: str, html: bool = False) -> list[Section]:
-    """Headings titled Owed, numbered or not (`## Owed`, `## 7. Owed`, `### 7.2 Owed items`)."""
-    tokens, offset = _parse(text, html)
+def owed_sections(text: str, html: bool = False, body: bool = False) -> list[Section]:
+    """Headings titled Owed, numbered or not (`## Owed`, `## 7. Owed`, `### 7.2 Owed items`).
+    `body`: `text` is a page's body, front matter already split off (line numbers are then
+    the body's)."""
+    tokens, offset = _parse(text, html, body)
     return [s for s in _sections(tokens, offset) if _OWED_TITLE.match(s.title)]
 
 
@@ -244,12 +251,12 @@ def _owner_in(text: str) -> str | None:
     return None if owner.lower() in _NO_OWNER else owner
 
 
-def owed_items(text: str, html: bool = False) -> list[OwedItem]:
+def owed_items(text: str, html: bool = False, body: bool = False) -> list[OwedItem]:
     """Items under Owed sections: each body row of a table, each top-level list item.
     An owner comes from a column headed Owner, or `owner: NAME`, `owned by NAME` or
     `@handle` in the item's text; issue numbers from `#N`."""
-    tokens, offset = _parse(text, html)
-    sections = owed_sections(text, html)
+    tokens, offset = _parse(text, html, body)
+    sections = owed_sections(text, html, body)
     if not sections:
         return []
     out = _owed_table_rows(tokens, offset, sections) + _owed_list_items(tokens, offset, sections)

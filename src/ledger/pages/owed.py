@@ -24,7 +24,7 @@ class SpecOwed:
 
 
 def spec_owed(name: str, body: str, front: Any) -> list[SpecOwed]:
-    out = [SpecOwed(item.text, item.owner, tuple(item.issues), name) for item in owed_items(body)]
+    out = [SpecOwed(item.text, item.owner, tuple(item.issues), name) for item in owed_items(body, body=True)]
     entries = (front or {}).get("owed") or [] if isinstance(front, dict) else []
     for entry in entries if isinstance(entries, list) else [entries]:
         entry = entry if isinstance(entry, dict) else {"item": entry}

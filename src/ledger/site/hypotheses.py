@@ -21,7 +21,7 @@ def owed(data: SiteData) -> list[dict]:
     out = []
     for spec in data.specs:
         href = posixpath.relpath(page_of(spec), posixpath.dirname(PAGE))
-        for item in pages.owed_items(spec.body):
+        for item in pages.owed_items(spec.body, body=True):
             out.append(
                 {
                     "text": item.text,

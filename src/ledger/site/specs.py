@@ -279,7 +279,7 @@ def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
                 "name": spec.name,
                 "href": posixpath.relpath(page, "specs"),
                 "title": title,
-                "owed": len(owed) + len(owed_items(spec.body)),
+                "owed": len(owed) + len(owed_items(spec.body, body=True)),
                 "hypotheses": len(hypotheses),
                 "gates": len(gates),
             }
