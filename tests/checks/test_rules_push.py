@@ -111,6 +111,26 @@ def bad_sha(repo):
     refused_then_by_hand(repo, "note", {"body": "from nowhere", "source": {"sha": "f" * 40}}, "sha-resolves")
 
 
+#: A repository nobody declared in ledger.yaml's `sources:`.
+ELSEWHERE = "https://example.invalid/elsewhere.git"
+
+
+def good_foreign(repo):
+    # Labelled as another repository's, but the source checkout has the commit: verified.
+    raw_record(
+        repo,
+        "note",
+        {"body": "measured here", "source": {"sha": git(repo, "rev-parse", "HEAD").stdout.strip(), "repo": ELSEWHERE}},
+    )
+
+
+def bad_foreign(repo):
+    # A made-up SHA labelled as an undeclared repository's: no clone can verify it.
+    refused_then_by_hand(
+        repo, "note", {"body": "from elsewhere", "source": {"sha": "e" * 40, "repo": ELSEWHERE}}, "sha-foreign"
+    )
+
+
 def bad_sha_abbreviated(repo):
     set_rule(repo, "sha-abbreviated", severity="error")
     short = git(repo, "rev-parse", "--short=9", "HEAD").stdout.strip()
@@ -326,6 +346,7 @@ CASES = {
     "reference-resolves": (None, good_reference, bad_reference),
     "sha-resolves": (None, good_schema, bad_sha),
     "sha-abbreviated": (None, good_schema, bad_sha_abbreviated),
+    "sha-foreign": (None, good_foreign, bad_foreign),
     "append-only": (setup_append_only, good_schema, bad_append_only),
     "correction-fork": (setup_fork, good_fork, bad_fork),
     "cell-width": (None, good_cell, bad_cell),

@@ -436,7 +436,8 @@ def test_ctest_output_of_aborted_tests(repo: Path) -> None:
 
 
 @pytest.fixture
-def pushed(repo: Path, tmp_path: Path) -> Path:
+def pushed(strict_repo: Path, tmp_path: Path) -> Path:
+    repo = strict_repo
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     git(repo, "remote", "add", "origin", str(remote))
@@ -445,23 +446,43 @@ def pushed(repo: Path, tmp_path: Path) -> Path:
     return repo
 
 
-def test_foreign_commits_are_reported_once_and_never_block_a_push(pushed: Path) -> None:
+def test_undeclared_foreign_commits_are_refused_until_declared(pushed: Path) -> None:
+    """Commits the source checkout lacks, of a repository ledger.yaml does not declare, are an
+    error (sha-foreign): a made-up SHA labelled as another repository's would pass otherwise.
+    Declared, they are verified where the clone is; where it is absent, a warning once."""
     files = sorted((ASV_DJANGO / "ubuntu-22.04").glob("*-conda-*.json"))
+    refused = run_ledger(pushed, "import", "asv", *map(str, files))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "sha-foreign" in refused.stderr and "unknown:asv" in refused.stderr
+    assert "sources: {'unknown:asv': PATH-OF-A-CLONE}" in refused.stderr
+    assert not list((pushed / "ledger" / "records").rglob("*.json"))
+    # Declaring a repository is a config change its push names (judged by the remote's config,
+    # so the records that need it follow in the next push).
+    config = pushed / "ledger.yaml"
+    config.write_text(config.read_text().replace("sources: {}", "sources:\n  unknown:asv: ../django"))
+    body = "sources {'unknown:asv': '../django'}: the django checkout asv measured, beside this one"
+    noted = run_ledger(pushed, "add", "note", "-", input=json.dumps({"body": body, "tags": ["ledger-config"]}))
+    assert noted.returncode == 0, noted.stderr
+    git(pushed, "add", "-A")
+    git(pushed, "commit", "-q", "-m", "declare the django checkout")
+    declared = git(pushed, "push", "origin", "HEAD:main", check=False)
+    assert declared.returncode == 0, declared.stderr
     result = run_ledger(pushed, "import", "asv", *map(str, files))
     assert result.returncode == 0, result.stderr
-    assert "2 commit(s) are not in this ledger's source checkout; recorded as belonging to unknown:asv" in result.stdout
-    assert "--source-repo" in result.stdout
+    assert "belong to unknown:asv" in result.stdout
     check = run_ledger(pushed, "check")
     assert check.returncode == 0, check.stdout + check.stderr
     text = check.stdout + check.stderr
-    assert text.count("sha-foreign") == 1 and "unknown:asv" in text and "sha-resolves" not in text
+    assert text.count("sha-unverified") == 1 and "'../django', which is not here" in text
+    assert "sha-foreign" not in text and "sha-resolves" not in text
     git(pushed, "add", "-A")
     git(pushed, "commit", "-q", "-m", "imported django asv results")
     push = git(pushed, "push", "origin", "HEAD:main", check=False)
     assert push.returncode == 0, push.stderr
 
 
-def test_a_configured_repository_is_verified(repo: Path, tmp_path: Path) -> None:
+def test_a_configured_repository_is_verified(strict_repo: Path, tmp_path: Path) -> None:
+    repo = strict_repo
     other = tmp_path / "measured"
     other.mkdir()
     git(other, "init", "-q", "-b", "main")
@@ -470,16 +491,18 @@ def test_a_configured_repository_is_verified(repo: Path, tmp_path: Path) -> None
     git(other, "commit", "-q", "-m", "measured")
     sha = git(other, "rev-parse", "HEAD").stdout.strip()
     url = "https://example.invalid/measured.git"
+    undeclared = refused(
+        repo, "hyperfine", DATA / "hyperfine/1brc/hyperfine.json", "--source-sha", sha, "--source-repo", url
+    )
+    assert "sha-foreign" in undeclared and f"sources: {{{url!r}: PATH-OF-A-CLONE}}" in undeclared
+    config = repo / "ledger.yaml"
+    assert "sources: {}" in config.read_text()  # ledger init writes the key, empty
+    config.write_text(config.read_text().replace("sources: {}", f"sources:\n  {url}: {other}"))
     out, records = ledger_import(
         repo, "hyperfine", DATA / "hyperfine/1brc/hyperfine.json", "--source-sha", sha, "--source-repo", url
     )
     assert all((r["source"]["repo"], r["source"]["sha"]) == (url, sha) for r in records)
     assert out["foreign_commits"] == {url: [sha]}
-    warned = run_ledger(repo, "check")
-    assert warned.returncode == 0 and "sha-foreign" in warned.stdout + warned.stderr
-    config = repo / "ledger.yaml"
-    assert "sources: {}" in config.read_text()  # ledger init writes the key, empty
-    config.write_text(config.read_text().replace("sources: {}", f"sources:\n  {url}: {other}"))
     verified = run_ledger(repo, "check")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "sha-foreign" not in verified.stdout + verified.stderr

@@ -82,6 +82,9 @@ class Loosening:
             return True  # the config removed: any accepting record says why
         new = self.new
         shown = new if isinstance(new, str) else json.dumps(new)
+        if isinstance(new, dict):  # `sources:`: each repository and its path, however quoted
+            parts = [str(x) for pair in new.items() for x in pair]
+            return self.name in text and (shown in text or all(p in text for p in parts))
         return self.name in text and (shown in text or (isinstance(new, list) and all(str(x) in text for x in new)))
 
 

@@ -91,12 +91,24 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "sha-foreign",
         "records",
+        ERROR,
+        "Records name commits of another repository (source.repo) that `sources:` in ledger.yaml "
+        "does not declare, and that do not resolve in the source checkout: nothing can verify them, "
+        "so a made-up SHA labelled as another repository's would pass. An error, reported once per "
+        "repository. A declared repository is verified in its clone (sha-resolves).",
+        "Declare the repository in ledger.yaml, `sources: {REPO: PATH-OF-A-CLONE}`; `ledger check` "
+        "then verifies its commits there whenever the clone is present.",
+    ),
+    Rule(
+        "sha-unverified",
+        "records",
         WARNING,
-        "Imported records name commits of another repository (source.repo) that `sources:` in "
-        "ledger.yaml does not map to a clone, so they cannot be verified. Reported once per repository; "
-        "never an error, so it does not block a push.",
-        "Map the repository to a clone in ledger.yaml (`sources: {REPO: PATH}`); `ledger check` then "
-        "verifies the commits there (sha-resolves).",
+        "Records name commits of a repository that `sources:` in ledger.yaml declares, but its "
+        "clone is not at the declared path here (a CI clone without it), so they cannot be verified "
+        "in this checkout. Reported once per repository; where the clone is present they are verified "
+        "(sha-resolves).",
+        "Clone the repository at the path `sources:` names (CI: check it out beside this one) so "
+        "`ledger check` verifies its commits.",
     ),
     Rule(
         "canonical-bytes",

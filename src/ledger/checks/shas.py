@@ -1,5 +1,10 @@
-"""sha-resolves, sha-abbreviated, sha-foreign: the source commits records name, looked up in
-the clone of the repository they measured (the ledger's `source`, or `sources:`)."""
+"""sha-resolves, sha-abbreviated, sha-foreign, sha-unverified: the source commits records name,
+looked up in the clone of the repository they measured (the ledger's `source`, or `sources:`).
+
+A commit is verified or refused, never trusted because of its label: one of an undeclared
+repository that the source checkout lacks is an error (sha-foreign); one of a declared
+repository is looked up in its clone, and only when that clone is absent from this checkout
+is it a warning (sha-unverified)."""
 
 from __future__ import annotations
 
@@ -46,7 +51,7 @@ def same_repo(repo: str, source: Git) -> bool:
 def check_shas(f: Findings, infos: list[Info], root: Path, pushing: Pushing | None = None) -> None:
     """The source commits of `infos`, per repository; `root` is the ledger's folder (the
     config's `source` paths are relative to it)."""
-    if not f.on("sha-resolves") and not f.on("sha-abbreviated"):
+    if not any(f.on(r) for r in ("sha-resolves", "sha-abbreviated", "sha-foreign", "sha-unverified")):
         return
     by_repo: dict[str | None, dict[str, list[Info]]] = defaultdict(lambda: defaultdict(list))
     for info in infos:
@@ -61,14 +66,27 @@ def _check_repo_shas(
 ) -> None:
     """The commits of one repository (source.repo; None for the ledger's source checkout).
 
-    A repository mapped by `sources:` in ledger.yaml is verified in that clone. Any other
-    commit is looked up in the source checkout; one that is not there and whose record
-    names another repository (an imported result, or a checkout stamped with --source) is
-    reported once per repository as unverifiable (sha-foreign, a warning), not as an error.
+    A repository declared by `sources:` in ledger.yaml is verified in that clone; when the
+    clone is absent here, its commits are reported once as unverifiable (sha-unverified, a
+    warning). Any other commit is looked up in the source checkout; one that is not there and
+    whose record names another repository (an imported result, a checkout stamped with
+    --source, or a made-up SHA labelled as another repository's) is reported once per
+    repository (sha-foreign, an error): no clone could verify it.
     """
     config = f.config
-    where = config.sources.get(repo, config.source) if repo is not None else config.source
+    declared = repo is not None and repo in config.sources
+    where = config.sources[repo] if declared and repo is not None else config.source
     source = Git((root / where).resolve())
+    if declared and not (root / where).exists():
+        infos = [i for group in by_sha.values() for i in group]
+        f.emit(
+            "sha-unverified",
+            infos[0].path,
+            f"{len(infos)} record(s) name {len(by_sha)} commit(s) of {repo}, whose clone `sources:` declares "
+            f"at {where!r}, which is not here: unverifiable in this checkout",
+            field="source.repo",
+        )
+        return
     if not source.is_repo():
         first = next(iter(by_sha.values()))[0]
         f.emit(
@@ -82,19 +100,20 @@ def _check_repo_shas(
         )
         return
     resolved = source.resolve_commits(list(by_sha))
-    if repo is not None and repo not in config.sources and not same_repo(repo, source):
+    if repo is not None and not declared and not same_repo(repo, source):
         missing = {sha: infos for sha, infos in by_sha.items() if not resolved.get(sha)}
         if missing:
             infos = [i for group in missing.values() for i in group]
-            if f.on("sha-foreign"):
-                f.emit(
-                    "sha-foreign",
-                    infos[0].path,
-                    f"{len(infos)} record(s) name {len(missing)} commit(s) of {repo}, which ledger.yaml does "
-                    "not map to a clone: unverifiable",
-                    field="source.repo",
-                    fix=f"add `sources: {{{repo!r}: PATH-OF-A-CLONE}}` to ledger.yaml; `ledger check` then verifies them",
-                )
+            f.emit(
+                "sha-foreign",
+                infos[0].path,
+                f"{len(infos)} record(s) name {len(missing)} commit(s) of {repo}, a repository ledger.yaml "
+                f"does not declare, and the source checkout lacks them (first: {next(iter(missing))}): "
+                "no clone can verify them",
+                field="source.repo",
+                fix=f"declare it in ledger.yaml, `sources: {{{repo!r}: PATH-OF-A-CLONE}}`; `ledger check` then "
+                "verifies the commits there (or stamp the records with a commit that exists)",
+            )
             by_sha = {sha: infos for sha, infos in by_sha.items() if sha not in missing}
     full_shas = [c for c in resolved.values() if c]
     reachable = source.reachable(full_shas)

@@ -27,8 +27,8 @@ def _foreign_lines(ledger, foreign: dict[str, list[str]]) -> list[str]:
         else:
             lines.append(
                 f"{n} commit(s) are not in this ledger's source checkout; recorded as belonging to {repo} "
-                f"(source.repo). `ledger check` reports them once as unverifiable (a warning, never blocking a push) "
-                f"until ledger.yaml maps it to a clone: `sources: {{{repo!r}: PATH}}`"
+                f"(source.repo), which ledger.yaml does not declare: `ledger check` refuses them (sha-foreign, "
+                f"an error unless its severity is lowered) until ledger.yaml declares a clone: `sources: {{{repo!r}: PATH}}`"
                 + ("" if not repo.startswith("unknown:") else "; name the repository with --source-repo")
             )
     return lines
