@@ -90,7 +90,7 @@ def test_every_collected_file_imports(repo: Path, fmt: str, files: list[str]) ->
         assert str(DATA) not in text and str(repo) not in text, "an absolute local path is in a record"
         assert os.path.expanduser("~") + "/" not in text or os.path.expanduser("~") == "/"
     check = run_ledger(repo, "check")
-    assert check.returncode == 0, check.stdout + check.stderr  # foreign commits warn, never fail
+    assert check.returncode == 0, check.stdout + check.stderr  # foreign commits warn here (conftest.py)
 
 
 def test_compressed_pyperf_reads_like_pyperf_itself(repo: Path) -> None:
