@@ -87,7 +87,9 @@ class Config(BaseModel):
         "`ledger check` verifies the commits of imported records that are not the source checkout's.",
     )
     contract: str | None = Field(
-        None, description="Name of the current contract; default: the contract with the most recent measurement."
+        None,
+        description="Name of the current contract; default: the contract the newest accepted decision cites, "
+        "else the one with the most valid measurements.",
     )
     site: SiteSettings = Field(default_factory=SiteSettings)
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Rule id -> severity and parameters.")

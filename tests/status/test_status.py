@@ -57,7 +57,7 @@ def test_status_follows_the_measured_contract_not_the_newest_record(repo: Path) 
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["contract"]["name"] == "campaign-a"
-    assert "most recent measurement" in data["contract_rule"]
+    assert "newest accepted decision" in data["contract_rule"]
     keys = [s["key"] for s in data["sections"]]
     assert [k for k in keys if k in ("stopping_point", "decisions", "owed")] == ["stopping_point", "owed", "decisions"]
     sections = {s["key"]: s for s in data["sections"]}

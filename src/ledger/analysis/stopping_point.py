@@ -77,7 +77,9 @@ class Row:
 #: Why a contract is the current one (`ContractChoice.rule`).
 RULE_CONFIGURED = "named in ledger.yaml (contract:)"
 RULE_ASKED = "asked for"
-RULE_MEASURED = "the contract of the most recent measurement (ledger.yaml names none)"
+RULE_DECIDED = "the contract the newest accepted decision cites (ledger.yaml names none)"
+RULE_MOST = "the contract with the most valid measurements (ledger.yaml names none)"
+RULE_MEASURED = "the contract of the newest measurement (none is valid; ledger.yaml names none)"
 RULE_ONLY = "the newest contract record (no measurement yet, and ledger.yaml names none)"
 
 
@@ -122,28 +124,79 @@ def trusted_time(record: Envelope, now: datetime | None = None, *, written: bool
 
 
 def choose_contract(records: Iterable[Envelope], name: str | None = None, *, asked: bool = False) -> ContractChoice:
-    """Which contract is current, and why.
+    """Which contract is current, and why (the rule is one of the `RULE_*` strings).
 
     Explicit first: `name` (ledger.yaml's `contract:`, or `--contract`). When unset, the
-    contract the most recent measurement was taken under, so adding an unrelated contract
-    record never moves the stopping point away from the campaign; only when no measurement
-    cites a contract, the newest contract that nothing supersedes.
+    campaign's evidence chooses, never the order records were added in (a two-run pair added
+    last must not take the headline from a 14-run sweep):
+
+    1. the contract the newest accepted decision cites (its measurements, directly or as an
+       arm of a sandwich it cites, or the sandwich's or a cited contract itself);
+    2. else the contract with the most valid measurements (outcome ok, comparable, not
+       superseded), the newest valid measurement breaking a tie;
+    3. else, when no measurement is valid, the contract of the most recent measurement;
+    4. else the newest contract that nothing supersedes.
+
+    A contract with no valid measurement is never chosen by 1 or 2 while another has one.
     """
     records = list(records)
     if name:
         return ContractChoice(find_contract(records, name), RULE_ASKED if asked else RULE_CONFIGURED, name)
+    now = datetime.now(UTC)
     superseded = {s for r in records for s in r.supersedes}
-    contracts = {r.id: r for r in records if isinstance(r, Contract)}
-    measured = [
-        m for m in records if isinstance(m, Measurement) and m.contract in contracts and m.contract not in superseded
-    ]
+    contracts = {r.id: r for r in records if isinstance(r, Contract) and r.id not in superseded}
+    measured = [m for m in records if isinstance(m, Measurement) and m.contract in contracts and m.id not in superseded]
+    valid: dict[str, list[Measurement]] = {}
+    for m in measured:
+        if m.outcome == "ok" and m.comparable:
+            valid.setdefault(m.contract or "", []).append(m)
+
+    def weight(cid: str) -> tuple:
+        runs = valid.get(cid, [])
+        return (len(runs), max((trusted_time(m, now) for m in runs), default=_NEVER), cid)
+
+    if valid:
+        by_id = {r.id: r for r in records}
+        decisions = [
+            d for d in records if isinstance(d, Decision) and d.verdict == "accepted" and d.id not in superseded
+        ]
+        for d in sorted(decisions, key=lambda d: (trusted_time(d, now), d.created_at, d.id), reverse=True):
+            cited = _cited_contracts(d, by_id, valid)
+            if cited:
+                best = max(cited, key=lambda cid: (cited[cid], *weight(cid)))
+                return ContractChoice(contracts[best], RULE_DECIDED)
+        return ContractChoice(contracts[max(valid, key=weight)], RULE_MOST)
     if measured:
-        now = datetime.now(UTC)
         newest = max(measured, key=lambda m: (trusted_time(m, now), m.created_at, m.id))
         return ContractChoice(contracts[newest.contract or ""], RULE_MEASURED)
-    live = [c for c in contracts.values() if c.id not in superseded]
-    now = datetime.now(UTC)
+    live = list(contracts.values())
     return ContractChoice(max(live, key=lambda c: (trusted_time(c, now), c.id)) if live else None, RULE_ONLY)
+
+
+def _cited_contracts(
+    decision: Decision, by_id: dict[str, Envelope], valid: dict[str, list[Measurement]]
+) -> dict[str, int]:
+    """Contract id -> how many of the decision's citations are under it, counting only
+    contracts with a valid measurement: a cited measurement, each arm of a cited sandwich
+    (and the sandwich's own contract), a cited contract record."""
+    counts: dict[str, int] = {}
+
+    def count(cid: str | None) -> None:
+        if cid and cid in valid:
+            counts[cid] = counts.get(cid, 0) + 1
+
+    for ref in decision.evidence:
+        record = by_id.get(ref)
+        if isinstance(record, Measurement):
+            count(record.contract)
+        elif isinstance(record, Contract):
+            count(record.id)
+        elif isinstance(record, Sandwich):
+            arms = [by_id.get(a) for a in (record.control_a, record.candidate, record.control_b) if a]
+            arm_contracts = {a.contract for a in arms if isinstance(a, Measurement)}
+            for cid in arm_contracts | {record.contract}:
+                count(cid)
+    return counts
 
 
 def current_contract(records: Iterable[Envelope], name: str | None = None) -> Contract | None:

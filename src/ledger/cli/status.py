@@ -20,7 +20,7 @@ from .output import FORMAT_OPTION, open_ledger, print_json
     default=None,
     metavar="NAME",
     help="Contract by name or id prefix (default: `contract:` in ledger.yaml, else the contract "
-    "with the most recent measurement).",
+    "the newest accepted decision cites, else the one with the most valid measurements).",
 )
 @FORMAT_OPTION
 @click.pass_context
