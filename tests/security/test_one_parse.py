@@ -108,3 +108,16 @@ def test_a_body_that_opens_with_a_fence_is_one_page_to_the_rules_status_and_site
     spec = Spec("decode", "ledger/specs/decode.md", dict(fm.data), fm.body, fm.body_line + 1)
     assert "the hidden owed item" in body_html(spec)
     assert [i.text for i in pages.owed_items(spec.body, body=True)] == judged
+
+
+def test_a_guarded_document_hides_nothing_behind_raw_html(repo: Path) -> None:
+    """A `guard:` document outside the specs folder (MkDocs renders it, raw HTML live) is read
+    the same way: text after an unclosed `<!--` is judged, not skipped."""
+    config = repo / "ledger.yaml"
+    assert "guard: []" in config.read_text()
+    config.write_text(config.read_text().replace("guard: []", "guard: [docs/*.md]"))
+    (repo / "docs").mkdir()
+    (repo / "docs" / "guide.md").write_text(spec_page(OPENERS["unclosed comment"]))
+    report = json.loads(cli(repo, "check", "--all", "--format", "json").stdout)
+    found = {(v["rule"], v["file"]) for v in report["violations"] if v["severity"] == "error"}
+    assert ("figures-spread", "docs/guide.md") in found, report
