@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_ledger
+from tests.conftest import cli
 
 DATA = Path(__file__).resolve().parent / "data"  # real files other tools wrote; SOURCES.md says where from
 DJANGO = "asv/django-asv/results/ubuntu-22.04/4488a25c-conda-py3.10.json"  # asv results format 2
@@ -121,7 +121,7 @@ def test_damaged_file_is_refused_naming_file_and_key(repo: Path, tmp_path: Path,
     bad.parent.mkdir()
     bad.write_text(damage(original))
     before = record_count(repo)
-    result = run_ledger(repo, "import", fmt, str(bad), *(str(DATA / o) for o in others))
+    result = cli(repo, "import", fmt, str(bad), *(str(DATA / o) for o in others))
     assert result.returncode == 2, result.stdout + result.stderr
     assert "internal error" not in result.stderr, result.stderr
     assert f"{bad}:{key}" in result.stderr, result.stderr
@@ -143,7 +143,7 @@ def test_damaged_log_line_is_refused(repo: Path, tmp_path: Path, damaged: str, s
     log = tmp_path / "run.log"
     log.write_text(damaged)
     before = record_count(repo)
-    result = run_ledger(repo, "add", "measurement", "--from-log", str(log))
+    result = cli(repo, "add", "measurement", "--from-log", str(log))
     assert result.returncode == 2, result.stdout + result.stderr
     assert "internal error" not in result.stderr, result.stderr
     assert f"{log}:line 2: LEDGER line does not parse (it " in result.stderr and said in result.stderr, result.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_ledger
+from tests.conftest import cli
 
 LOCAL = Path(__file__).resolve().parent / "data"
 DATA = LOCAL  # real files other tools wrote; SOURCES.md says where each came from
@@ -19,7 +19,7 @@ NVIDIA = DATA / "mlperf/training_results_v4.0/NVIDIA/results/eos_n128_ngc24.04_n
 
 
 def imported(repo: Path, *args: str) -> list[dict]:
-    result = run_ledger(repo, "import", *args, "--format", "json")
+    result = cli(repo, "import", *args, "--format", "json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["written"] is True
@@ -32,7 +32,7 @@ def record_count(repo: Path) -> int:
 
 def refused(repo: Path, *args: str) -> str:
     before = record_count(repo)
-    result = run_ledger(repo, "import", *args)
+    result = cli(repo, "import", *args)
     assert result.returncode == 2, result.stdout + result.stderr
     assert record_count(repo) == before, "a refused import wrote records"
     return result.stderr

@@ -17,7 +17,7 @@ import pytest
 from ledger.analysis.figures import result_line
 from ledger.importers.base import import_files
 from ledger.store.ledger import Ledger
-from tests.conftest import cli, run_ledger
+from tests.conftest import cli
 
 DATA = Path(__file__).resolve().parent / "data"
 T0 = 1_700_000_000_000  # ms
@@ -133,16 +133,16 @@ def test_the_score_is_the_headline_everywhere(repo: Path, tmp_path: Path) -> Non
     times = [26.7991, 26.8123, 26.8215, 26.7504, 26.9011]
     logs = [result_log(folder / f"result_{i}.txt", "resnet", t, T0 + i * 10**7) for i, t in enumerate(times)]
     (folder / "scaling.json").write_text(json.dumps({"scaling_factor": 1.01}))
-    out = run_ledger(repo, "import", "mlperf", *map(str, logs), "--format", "json")
+    out = cli(repo, "import", "mlperf", *map(str, logs), "--format", "json")
     assert out.returncode == 0, out.stderr
     paths = [repo / r["path"] for r in json.loads(out.stdout)["records"]]
     (doc,) = [d for d in map(json.loads, (p.read_text() for p in paths)) if d["extra"].get("result_set")]
     score = statistics.fmean(sorted(times)[1:-1]) * 1.01
     assert doc["score"] == pytest.approx(score) and doc["extra"]["decimals"]["score"] == 3
     published = f"{score:.3f} min"
-    shown = run_ledger(repo, "show", doc["id"])
+    shown = cli(repo, "show", doc["id"])
     assert f"{published} olympic-average resnet/time to train" in shown.stdout
-    listed = run_ledger(repo, "list", "--format", "json")
+    listed = cli(repo, "list", "--format", "json")
     assert listed.returncode == 0
     rows = json.loads(listed.stdout)
     row = next(r for r in (rows if isinstance(rows, list) else rows["records"]) if r.get("id") == doc["id"])

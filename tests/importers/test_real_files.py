@@ -1,6 +1,7 @@
 """Every real result file under tests/importers/data (SOURCES.md says where each came from),
-through the real `ledger import`: it imports, or it is refused with the file, the key
-path and what the tool would have written. Figures are checked against the tool's own
+through `ledger import` (in this process, tests/conftest.py: cli; the foreign-commit test
+runs the installed command and pushes through the hook): it imports, or it is refused with
+the file, the key path and what the tool would have written. Figures are checked against the tool's own
 reader where it installs lightly (pyperf, asv) and by hand arithmetic otherwise."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git, run_ledger
+from tests.conftest import cli, git, run_ledger
 
 DATA = Path(__file__).resolve().parent / "data"
 ASV_EMPYMOD = DATA / "asv/empymod-bench/results"
@@ -29,7 +30,7 @@ TESTNG = DATA / "junit/testng/test-output"
 
 
 def ledger_import(repo: Path, fmt: str, *args: str | Path) -> tuple[dict, list[dict]]:
-    result = run_ledger(repo, "import", fmt, *map(str, args), "--format", "json")
+    result = cli(repo, "import", fmt, *map(str, args), "--format", "json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     return out, [json.loads((repo / r["path"]).read_text()) for r in out["records"]]
@@ -37,7 +38,7 @@ def ledger_import(repo: Path, fmt: str, *args: str | Path) -> tuple[dict, list[d
 
 def refused(repo: Path, fmt: str, *args: str | Path) -> str:
     before = sorted((repo / "ledger" / "records").rglob("*.json"))
-    result = run_ledger(repo, "import", fmt, *map(str, args))
+    result = cli(repo, "import", fmt, *map(str, args))
     assert result.returncode == 2, result.stdout + result.stderr
     assert sorted((repo / "ledger" / "records").rglob("*.json")) == before, "a refused import wrote records"
     return result.stderr
@@ -89,7 +90,7 @@ def test_every_collected_file_imports(repo: Path, fmt: str, files: list[str]) ->
         text = json.dumps(record)
         assert str(DATA) not in text and str(repo) not in text, "an absolute local path is in a record"
         assert os.path.expanduser("~") + "/" not in text or os.path.expanduser("~") == "/"
-    check = run_ledger(repo, "check")
+    check = cli(repo, "check")
     assert check.returncode == 0, check.stdout + check.stderr  # foreign commits warn here (conftest.py)
 
 
@@ -125,7 +126,7 @@ def test_pyperf_local_dates_are_never_stored_as_utc(repo: Path) -> None:
     )
     assert run["extra"]["measured_at"]["local"] == first.replace(" ", "T")
     assert run["extra"]["measured_at"]["zone"] == "unknown"
-    shown = run_ledger(repo, "show", run["id"])
+    shown = cli(repo, "show", run["id"])
     assert "2017-03-17T01:35:44.623135Z" not in shown.stdout and "01:35:44Z" not in shown.stdout
 
 
@@ -229,7 +230,7 @@ def test_compare_uses_asvs_interval_and_says_when_a_side_has_none(repo: Path) ->
     _, second = ledger_import(repo, "asv", laptop / "9cffb752-conda-py3.8.json")
     a = measurements(first)["model.Bipole.time_frequency"]
     b = measurements(second)["model.Bipole.time_frequency"]
-    result = run_ledger(repo, "compare", a["id"], b["id"], "--allow-cross-allocation", "--format", "json")
+    result = cli(repo, "compare", a["id"], b["id"], "--allow-cross-allocation", "--format", "json")
     assert result.returncode == 0, result.stderr
     cmp = json.loads(result.stdout)
     change = abs(b["median"] / a["median"] - 1)
@@ -239,7 +240,7 @@ def test_compare_uses_asvs_interval_and_says_when_a_side_has_none(repo: Path) ->
     assert overlap  # by hand: asv compare would say no change
     assert cmp["verdict"] == "no significant difference" and cmp["test"]["method"] == "99% interval overlap"
     assert cmp["cliffs_delta"] is None and cmp["cliffs_magnitude"] is None  # no "large" from one value per side
-    table = run_ledger(repo, "compare", a["id"], b["id"], "--allow-cross-allocation")
+    table = cli(repo, "compare", a["id"], b["id"], "--allow-cross-allocation")
     assert "99% interval" in table.stdout and "overlap" in table.stdout
     # A side with one value and no spread at all is named.
     _, inference = ledger_import(repo, "mlperf", INFERENCE)
@@ -247,7 +248,7 @@ def test_compare_uses_asvs_interval_and_says_when_a_side_has_none(repo: Path) ->
     _, again = ledger_import(repo, "mlperf", INFERENCE)
     other = next(r for r in again if r["kind"] == "measurement")
     both = json.loads(
-        run_ledger(repo, "compare", one["id"], other["id"], "--allow-cross-allocation", "--format", "json").stdout
+        cli(repo, "compare", one["id"], other["id"], "--allow-cross-allocation", "--format", "json").stdout
     )
     assert both["verdict"] == "not testable"
     assert "A and B have one value and no interval" in both["test"]["note"]
@@ -350,7 +351,7 @@ def test_mlperf_v06_mll_rounds_by_hand(repo: Path) -> None:
     }
     # NVIDIA's v0.6 systems/*.json holds :::MLL-style lines, not JSON: said, not fatal.
     assert any("dgx1_ngc19.05_pytorch.json was not used" in n for n in out["notes"])
-    shown = run_ledger(repo, "show", result_set["id"])
+    shown = cli(repo, "show", result_set["id"])
     assert "olympic-average" in shown.stdout or "olympic average" in shown.stdout
 
 
@@ -360,7 +361,7 @@ def test_mlperf_benchmarks_never_compare(repo: Path) -> None:
     a = next(r for r in ssd if r.get("extra", {}).get("result_set"))
     b = next(r for r in resnet if r.get("extra", {}).get("result_set"))
     assert b["title"].startswith("MLPerf resnet on tpu-v3: olympic average")
-    result = run_ledger(repo, "compare", a["id"], b["id"], "--allow-cross-allocation")
+    result = cli(repo, "compare", a["id"], b["id"], "--allow-cross-allocation")
     assert result.returncode == 2 and "metric" in result.stderr and "ssd/time_to_train" in result.stderr
 
 
@@ -503,7 +504,7 @@ def test_a_configured_repository_is_verified(strict_repo: Path, tmp_path: Path) 
     )
     assert all((r["source"]["repo"], r["source"]["sha"]) == (url, sha) for r in records)
     assert out["foreign_commits"] == {url: [sha]}
-    verified = run_ledger(repo, "check")
+    verified = cli(repo, "check")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "sha-foreign" not in verified.stdout + verified.stderr
     # The same commit against a clone that lacks it: an error, found in that clone.
@@ -512,7 +513,7 @@ def test_a_configured_repository_is_verified(strict_repo: Path, tmp_path: Path) 
     git(empty, "init", "-q", "-b", "main")
     git(empty, "commit", "-q", "--allow-empty", "-m", "other")
     config.write_text(config.read_text().replace(str(other), str(empty)))
-    failed = run_ledger(repo, "check")
+    failed = cli(repo, "check")
     assert failed.returncode == 1 and "sha-resolves" in failed.stdout + failed.stderr
     assert f"does not resolve in the source checkout of {url}" in failed.stdout + failed.stderr
 
@@ -559,7 +560,7 @@ def test_hostile_copies_are_refused_with_file_key_and_fix(repo: Path, tmp_path: 
 def test_site_lists_a_zone_unknown_time_as_local_never_utc(repo: Path) -> None:
     _, records = ledger_import(repo, "pyperf", DATA / "pyperf/py3.json.gz")
     run = next(r for r in records if r["kind"] == "measurement")
-    built = run_ledger(repo, "site", "build")
+    built = cli(repo, "site", "build")
     assert built.returncode == 0, built.stderr
     listing = "\n".join(p.read_text() for p in (repo / ".ledger-build/docs/records/measurement").glob("*.md"))
     local = run["extra"]["measured_at"]["local"][:16].replace("T", " ")
