@@ -289,11 +289,14 @@ class Ledger:
                     raise symlink_error(self.shown(shard.path))
                 if not shard.is_dir(follow_symlinks=False):
                     continue
-                for entry in os.scandir(shard.path):
-                    if entry.name.endswith(".json") and not entry.name.startswith("."):
-                        if entry.is_symlink():
-                            raise symlink_error(self.shown(entry.path))
-                        yield Path(entry.path)
+                # Closed when the caller stops early or a record raises (a generator left
+                # mid-folder would hold the directory open until collected).
+                with os.scandir(shard.path) as entries:
+                    for entry in entries:
+                        if entry.name.endswith(".json") and not entry.name.startswith("."):
+                            if entry.is_symlink():
+                                raise symlink_error(self.shown(entry.path))
+                            yield Path(entry.path)
 
     # -- reading ---------------------------------------------------------------------------
 
