@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 PATHS = ["src", "tests", "benchmarks"]
@@ -26,6 +27,8 @@ def test_ruff_format_is_applied() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+# A fresh clone has no .mypy_cache: 20-60 s of the quick subset; run before a push.
+@pytest.mark.slow
 def test_mypy_is_clean_on_src() -> None:
     result = run("mypy")  # files, plugins and overrides from [tool.mypy]
     assert result.returncode == 0, result.stdout + result.stderr

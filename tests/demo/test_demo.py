@@ -148,6 +148,8 @@ def test_demo_text_output_says_where_the_site_is(demo) -> None:
     assert f"site: open {target / 'site' / 'index.html'}" in text
 
 
+# The demo fixtures are asked for by name (tests/conftest.py marks what asks for them directly).
+@pytest.mark.slow
 @pytest.mark.parametrize("campaign", ["demo_ltx2", "demo_decode"])
 def test_each_demo_checks_clean(campaign, request) -> None:
     """A newcomer's first command warns about nothing in its own data: the one rule the
