@@ -13,7 +13,7 @@ from ..analysis.figures import sandwich_figures
 from ..analysis.status import Column
 from ..analysis.stopping_point import NO_VALID_STEP
 from .context import Page, SiteData
-from .escape import md_inline
+from .escape import clip, md_inline
 from .tables import table, verdict, verdict_cell
 
 INDEX = "report/index.md"
@@ -93,7 +93,8 @@ def render(data: SiteData, env) -> Iterator[Page]:
 def _unbroken_topology(col, row) -> Markup | None:
     # `8x GB200` never breaks across lines (the figures beside it do not either).
     if col.key == "topology":
-        return Markup('<span class="ledger-fig">') + md_inline(row["topology"]) + Markup("</span>")
+        # Clipped as every other cell is (tables.cell): unbroken, a long one would be wider than the rule allows.
+        return Markup('<span class="ledger-fig">') + md_inline(clip(row["topology"])) + Markup("</span>")
     return None
 
 
