@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, LEDGER_BIN, git, run_ledger
+from conftest import GIT_ENV, LEDGER_BIN, cli, git, run_ledger
 from reliability.helpers import check_all_clean, files_under, intact_records, kill_while_writing
 
 KILLS = 200
@@ -177,13 +177,13 @@ def test_full_disk_gives_a_clear_error_and_leaves_nothing(repo: Path, tmp_path: 
     records = repo / "ledger" / "records"
     with _mounted(["-t", "tmpfs", "-o", "size=2m", "tmpfs"], records):
         # What fits is written whole; then the disk fills.
-        assert run_ledger(repo, "add", "note", "-", input="body: before the disk filled").returncode == 0
+        assert cli(repo, "add", "note", "-", input="body: before the disk filled").returncode == 0
         big = tmp_path / "big.jsonl"
         big.write_text("".join(json.dumps({"body": f"big {i} " + "w " * 30000}) + "\n" for i in range(40)))
         before = files_under(records)
         _refused(run_ledger(repo, "add", "note", str(big)), "the disk is full")
         _refused(
-            run_ledger(repo, "add", "measurement", "--from-log", str(_log(tmp_path / "run.log", 60))),
+            cli(repo, "add", "measurement", "--from-log", str(_log(tmp_path / "run.log", 60))),
             "the disk is full",
         )
         assert files_under(records) == before
@@ -223,14 +223,14 @@ def test_file_size_limit_through_the_cli(repo: Path, tmp_path: Path) -> None:
 
 def test_read_only_records_folder_refuses_every_input_path(repo: Path, tmp_path: Path) -> None:
     records = repo / "ledger" / "records"
-    assert run_ledger(repo, "add", "note", "-", input="body: written before").returncode == 0
+    assert cli(repo, "add", "note", "-", input="body: written before").returncode == 0
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "one record")
     before = files_under(records)
     with _mounted(["--bind", str(records)], records, remount=["-o", "remount,bind,ro"]):
         _refused(run_ledger(repo, "add", "note", "-", input="body: x"), "read-only")
-        _refused(run_ledger(repo, "add", "measurement", "--from-log", str(_log(tmp_path / "run.log", 2))), "read-only")
-        _refused(run_ledger(repo, "import", "hyperfine", str(DATA / "hyperfine_sleep.json")), "read-only")
+        _refused(cli(repo, "add", "measurement", "--from-log", str(_log(tmp_path / "run.log", 2))), "read-only")
+        _refused(cli(repo, "import", "hyperfine", str(DATA / "hyperfine_sleep.json")), "read-only")
         from ledger.errors import WriteError
         from ledger.store import Ledger, add
 

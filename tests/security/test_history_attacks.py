@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from checks.check_helpers import add, commit, push, raw_record, set_rule
-from conftest import git, run_ledger, with_remote
+from conftest import cli, git
 
 from ledger.store.canonical import canonical_bytes, seal
 from ledger.store.ids import new_id
@@ -21,9 +21,10 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def pushed(repo: Path, tmp_path: Path) -> Path:
-    """The campaign with a bare remote, the hook installed, and two records already pushed."""
-    with_remote(repo, tmp_path)
+def pushed(pushed: Path) -> Path:
+    """The campaign with a bare remote, the hook installed (tests/conftest.py: pushed), and two
+    records already pushed."""
+    repo = pushed
     add(repo, "note", {"body": "a refuted hypothesis, kept so the next reader does not reach it again"})
     add(repo, "issue", {"number": 7, "title": "re-gate the 8x pair", "owner": "ana"})
     commit(repo, "evidence")
@@ -153,7 +154,7 @@ def test_a_no_verify_push_is_caught_by_ci_on_a_fresh_clone(pushed: Path, tmp_pat
     clone = _clone(pushed, tmp_path)
     rel = note.relative_to(pushed).as_posix()
     for args in (("check", "--all"), ("check", "--base", "origin/main"), ("check", "--pushed", before)):
-        result = run_ledger(clone, *args)
+        result = cli(clone, *args)
         assert result.returncode == 1, (args, result.stdout, result.stderr)
         assert "error[append-only]" in result.stdout and rel in result.stdout, (args, result.stdout)
         assert "fix:" in result.stdout
@@ -166,7 +167,7 @@ def test_a_no_verify_force_push_is_caught_by_the_ci_recipe(pushed: Path, tmp_pat
     commit(pushed, "rewrite history")
     assert push(pushed, "--no-verify", "--force", "HEAD:main").returncode == 0
     clone = _clone(pushed, tmp_path)
-    result = run_ledger(clone, "check", "--pushed", before)
+    result = cli(clone, "check", "--pushed", before)
     assert result.returncode == 1, result.stdout
     assert "error[append-only]" in result.stdout and "deleted" in result.stdout
 
@@ -174,7 +175,7 @@ def test_a_no_verify_force_push_is_caught_by_the_ci_recipe(pushed: Path, tmp_pat
 def test_the_history_walk_accepts_an_honest_ledger(pushed: Path, tmp_path: Path) -> None:
     clone = _clone(pushed, tmp_path)
     for args in (("check", "--all"), ("check", "--base", "origin/main")):
-        result = run_ledger(clone, *args)
+        result = cli(clone, *args)
         assert result.returncode == 0, (args, result.stdout, result.stderr)
 
 
@@ -201,7 +202,7 @@ def test_grafts_do_not_hide_a_deletion_from_ci(pushed: Path, tmp_path: Path) -> 
     head = git(clone, "rev-parse", "HEAD").stdout.strip()
     (clone / ".git" / "info").mkdir(exist_ok=True)
     (clone / ".git" / "info" / "grafts").write_text(head + "\n")  # HEAD has no parents now
-    result = run_ledger(clone, "check", "--all")
+    result = cli(clone, "check", "--all")
     assert result.returncode == 1 and "error[append-only]" in result.stdout, result.stdout
 
 
@@ -298,10 +299,10 @@ def test_forged_times_do_not_steer_the_current_contract(pushed: Path) -> None:
         record_id=new_id(forged_at),
     )
     _reseal(path, created_at=forged_at.isoformat().replace("+00:00", "Z"))
-    status = run_ledger(pushed, "status")
+    status = cli(pushed, "status")
     assert status.returncode == 0, status.stderr
     assert "honest" in status.stdout and "forged" not in status.stdout.split("\n\n")[0], status.stdout
-    check = run_ledger(pushed, "check")
+    check = cli(pushed, "check")
     assert check.returncode == 1 and "error[record-time]" in check.stdout
 
 
@@ -322,7 +323,7 @@ def test_a_record_stamped_with_a_commit_a_rebase_left_behind_is_refused(pushed: 
     ok = push(pushed)
     assert ok.returncode == 0, ok.stderr
     clone = _clone(pushed, tmp_path)
-    result = run_ledger(clone, "check", "--all")
+    result = cli(clone, "check", "--all")
     assert result.returncode == 0, result.stdout
     assert "sha-resolves" not in result.stdout
 
@@ -333,7 +334,7 @@ def test_a_record_stamped_with_a_commit_a_rebase_left_behind_is_refused(pushed: 
 def test_records_hidden_by_gitignore_warn_at_add_and_are_refused_at_push(pushed: Path) -> None:
     (pushed / ".gitignore").write_text("ledger/records/note/\n")
     commit(pushed, "ignore notes")
-    result = run_ledger(pushed, "add", "note", "-", input=json.dumps({"body": "never committed"}))
+    result = cli(pushed, "add", "note", "-", input=json.dumps({"body": "never committed"}))
     assert result.returncode == 0, result.stderr
     assert "ignored by git" in result.stderr and ".gitignore" in result.stderr, result.stderr
     _refused(pushed, "records-ignored", file=".gitignore")

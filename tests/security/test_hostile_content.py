@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from checks.check_helpers import add, commit, push, raw_record, refused_then_by_hand
-from conftest import git, run_ledger, with_remote
+from conftest import cli, git
 
 from ledger.store.canonical import canonical_bytes, seal
 
@@ -25,9 +25,10 @@ RECORDS = Path("ledger") / "records"
 
 
 @pytest.fixture
-def pushed(repo: Path, tmp_path: Path) -> Path:
-    """The campaign with a bare remote, the hook installed, and one record already pushed."""
-    with_remote(repo, tmp_path)
+def pushed(pushed: Path) -> Path:
+    """The campaign with a bare remote, the hook installed (tests/conftest.py: pushed), and one
+    record already pushed."""
+    repo = pushed
     add(repo, "note", {"body": "the first pushed record"})
     commit(repo, "evidence")
     ok = push(repo)
@@ -49,7 +50,7 @@ def refused(repo: Path, rule: str, path_part: str = "") -> str:
 
 
 def check_all(repo: Path) -> dict:
-    result = run_ledger(repo, "check", "--all", "--format", "json")
+    result = cli(repo, "check", "--all", "--format", "json")
     assert "internal error" not in result.stderr, result.stderr
     assert result.returncode == 1, (result.stdout, result.stderr)
     return json.loads(result.stdout)
@@ -97,7 +98,7 @@ def test_a_symlinked_spec_page_is_refused_by_the_hook_and_never_published(
     refused(pushed, "symlinks", "ledger/specs/leak.md")
     assert "symlinks" in rules_of(check_all(pushed))
 
-    built = run_ledger(pushed, "site", "build")
+    built = cli(pushed, "site", "build")
     no_crash(built)
     assert built.returncode == 2, built.stderr
     assert "symlinks" in built.stderr and "ledger/specs/leak.md" in built.stderr
@@ -117,13 +118,13 @@ def test_a_symlinked_kind_folder_cannot_shadow_ids(pushed: Path, tmp_path: Path)
     os.symlink(outside / "decision", pushed / RECORDS / "decision")
 
     for args in (("list",), ("show", rid), ("list", "--kind", "decision")):
-        result = run_ledger(pushed, *args)
+        result = cli(pushed, *args)
         no_crash(result)
         assert result.returncode == 2, (args, result.stdout, result.stderr)
         assert "symlinks" in result.stderr and "ledger/records/decision" in result.stderr
         assert "forged" not in result.stdout
     assert "symlinks" in rules_of(check_all(pushed))
-    built = run_ledger(pushed, "site", "build")
+    built = cli(pushed, "site", "build")
     no_crash(built)
     assert built.returncode == 2 and "symlinks" in built.stderr
     commit(pushed, "a kind folder that is a link")
@@ -146,7 +147,7 @@ def test_a_symlinked_record_file_is_refused(pushed: Path) -> None:
 def test_a_duplicate_key_is_refused_at_add_and_at_push(pushed: Path) -> None:
     given = pushed / "dup.json"
     given.write_text('{"body": "what a reader sees", "body": "what the ledger keeps"}\n')
-    result = run_ledger(pushed, "add", "note", str(given))
+    result = cli(pushed, "add", "note", str(given))
     no_crash(result)
     assert result.returncode == 2 and "appears twice" in result.stderr and "dup.json" in result.stderr
     given.unlink()
@@ -176,7 +177,7 @@ def test_reformatted_bytes_are_refused(pushed: Path) -> None:
     path = write_raw(pushed, "note", data["id"], json.dumps(data).encode())  # one line, no indent
     commit(pushed, "compact json")
     refused(pushed, "canonical-bytes", path.name)
-    result = run_ledger(pushed, "list")
+    result = cli(pushed, "list")
     no_crash(result)
     assert result.returncode == 2 and "canonical-bytes" in result.stderr
 
@@ -193,13 +194,13 @@ def test_integers_beyond_64_bits_and_non_finite_numbers_are_refused_at_add(repo:
         '{"samples": [1.0], "extra": {"x": Infinity}}': "Infinity",
     }
     for text, words in cases.items():
-        result = run_ledger(repo, "add", "measurement", "-", input=text)
+        result = cli(repo, "add", "measurement", "-", input=text)
         no_crash(result)
         assert result.returncode == 2, (text, result.stderr)
         assert words in result.stderr, (text, result.stderr)
     assert not any((repo / RECORDS).rglob("*.json"))
     # 64 bits is the range: a FLOP count of 2^63 is kept exactly.
-    ok = run_ledger(repo, "add", "measurement", "-", input='{"samples": [1.0], "extra": {"flop": 9223372036854775808}}')
+    ok = cli(repo, "add", "measurement", "-", input='{"samples": [1.0], "extra": {"flop": 9223372036854775808}}')
     assert ok.returncode == 0, ok.stderr
 
 
@@ -221,11 +222,11 @@ def test_a_committed_record_with_a_bad_number_is_refused(pushed: Path, number: s
 
 def test_deep_nesting_is_refused_at_add_and_reported_by_every_reader(pushed: Path) -> None:
     deep = '{"samples": [1.0], "extra": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}"
-    result = run_ledger(pushed, "add", "measurement", "-", input=deep)
+    result = cli(pushed, "add", "measurement", "-", input=deep)
     no_crash(result)
     assert result.returncode == 2 and "parse-limits" in result.stderr
     medium = '{"samples": [1.0], "extra": {"x": ' + "[" * 200 + "]" * 200 + "}}"
-    result = run_ledger(pushed, "add", "measurement", "-", input=medium)
+    result = cli(pushed, "add", "measurement", "-", input=medium)
     no_crash(result)
     assert result.returncode == 2 and "parse-limits" in result.stderr
 
@@ -235,7 +236,7 @@ def test_deep_nesting_is_refused_at_add_and_reported_by_every_reader(pushed: Pat
     report = check_all(pushed)
     assert any(v["rule"] == "parse-limits" and path.name in v["file"] for v in report["violations"])
     for args in (("list",), ("show", data["id"]), ("site", "build")):
-        result = run_ledger(pushed, *args)
+        result = cli(pushed, *args)
         no_crash(result)
         assert result.returncode == 2, (args, result.stderr)
         assert path.name in result.stderr
@@ -251,24 +252,24 @@ def test_a_yaml_alias_bomb_and_a_cycle_are_refused_at_add(repo: Path) -> None:
         prev = name
     bomb = repo / "bomb.yaml"
     bomb.write_text("\n".join(lines) + "\n")
-    result = run_ledger(repo, "add", "measurement", str(bomb))
+    result = cli(repo, "add", "measurement", str(bomb))
     no_crash(result)
     assert result.returncode == 2 and "max_yaml_aliases" in result.stderr and "bomb.yaml" in result.stderr
     cycle = repo / "cycle.yaml"
     cycle.write_text("samples: &x [1.0, *x]\n")
-    result = run_ledger(repo, "add", "measurement", str(cycle))
+    result = cli(repo, "add", "measurement", str(cycle))
     no_crash(result)
     assert result.returncode == 2 and "cycle" in result.stderr
 
 
 def test_a_large_record_is_refused_at_add_and_at_push(pushed: Path) -> None:
     big = json.dumps({"body": "x" * 300_000})
-    result = run_ledger(pushed, "add", "note", "-", input=big)
+    result = cli(pushed, "add", "note", "-", input=big)
     assert result.returncode == 2 and "record-size" in result.stderr
     path = raw_record(pushed, "note", {"body": "y" * 10_000_000})
     report = check_all(pushed)
     assert any(v["rule"] == "record-size" and path.name in v["file"] for v in report["violations"])
-    result = run_ledger(pushed, "list")
+    result = cli(pushed, "list")
     no_crash(result)
     assert result.returncode == 2 and "record-size" in result.stderr
     commit(pushed, "big")
@@ -278,7 +279,7 @@ def test_a_large_record_is_refused_at_add_and_at_push(pushed: Path) -> None:
 def test_the_input_cap_is_configurable(repo: Path) -> None:
     config = repo / "ledger.yaml"
     config.write_text(config.read_text().replace("\nrules:\n", "\nrules:\n  parse-limits: {max_input_bytes: 100}\n", 1))
-    result = run_ledger(repo, "add", "note", "-", input=json.dumps({"body": "z" * 200}))
+    result = cli(repo, "add", "note", "-", input=json.dumps({"body": "z" * 200}))
     assert result.returncode == 2 and "max_input_bytes" in result.stderr
 
 
@@ -288,8 +289,8 @@ def test_the_input_cap_is_configurable(repo: Path) -> None:
 def test_a_mathtext_metric_name_does_not_break_the_site(repo: Path) -> None:
     for metric in ("$\\frac{a}$", "$x^$", "\\$50 $$"):
         body = {"samples": [0.7, 0.71], "metric": metric, "unit": "s", "title": metric}
-        assert run_ledger(repo, "add", "measurement", "-", input=json.dumps(body)).returncode == 0
-    built = run_ledger(repo, "site", "build")
+        assert cli(repo, "add", "measurement", "-", input=json.dumps(body)).returncode == 0
+    built = cli(repo, "site", "build")
     no_crash(built)
     assert built.returncode == 0, built.stderr
     svgs = b"".join(p.read_bytes() for p in (repo / "site").rglob("*.svg"))
@@ -301,7 +302,7 @@ def test_a_mathtext_metric_name_does_not_break_the_site(repo: Path) -> None:
 
 def test_repeating_an_id_in_supersedes_is_refused_at_add(pushed: Path) -> None:
     old = next((pushed / RECORDS / "note").rglob("*.json")).stem
-    result = run_ledger(pushed, "add", "note", "-", input=json.dumps({"body": "fix", "supersedes": [old, old]}))
+    result = cli(pushed, "add", "note", "-", input=json.dumps({"body": "fix", "supersedes": [old, old]}))
     no_crash(result)
     assert result.returncode == 2 and "supersedes-chain" in result.stderr and "supersedes[1]" in result.stderr
 
@@ -365,12 +366,12 @@ def test_a_token_of_each_shape_is_refused_at_push(pushed: Path, vendor: str) -> 
 def test_the_source_stamp_drops_credentials_in_scp_remotes_and_query_strings(repo: Path, remote: str) -> None:
     tok = "glpat-" + "A1b2C3d4E5f6G7h8J9k0"
     git(repo, "remote", "add", "origin", remote.format(tok=tok))
-    out = run_ledger(repo, "add", "note", "-", "--format", "json", input="body: stamped")
+    out = cli(repo, "add", "note", "-", "--format", "json", input="body: stamped")
     assert out.returncode == 0, out.stderr
     record = json.loads((repo / json.loads(out.stdout)[0]["path"]).read_text())
     assert tok not in json.dumps(record)
     assert "gitlab.example.invalid" in record["source"]["repo"]
-    assert run_ledger(repo, "check", "--all").returncode == 0
+    assert cli(repo, "check", "--all").returncode == 0
 
 
 def test_seal_of_canonical_bytes_matches_the_file_hash() -> None:

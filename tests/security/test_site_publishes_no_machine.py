@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git, run_ledger
+from conftest import cli, git, run_ledger
 
 HOST = "gpu-node-17.internal.example"
 CHECKOUT = "/home/alice/secret-project"
@@ -41,7 +41,7 @@ def _campaign(repo: Path) -> None:
         "allocation": {"id": f"local-{HOST}-c0c6fc28", "scheduler": "local", "hosts": [HOST]},
     }
     for kind, body in (("environment", environment), ("note", note)):
-        result = run_ledger(repo, "add", kind, "-", input=json.dumps(body), env=env)
+        result = cli(repo, "add", kind, "-", input=json.dumps(body), env=env)
         assert result.returncode == 0, result.stderr
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "records written on a named host")
@@ -64,7 +64,7 @@ def test_publish_hosts_is_an_explicit_choice(repo: Path) -> None:
     _campaign(repo)
     config = repo / "ledger.yaml"
     config.write_text(config.read_text().replace("publish_hosts: false", "publish_hosts: true", 1))
-    result = run_ledger(repo, "site", "build", "--strict")
+    result = cli(repo, "site", "build", "--strict")
     assert result.returncode == 0, result.stderr + result.stdout
     text = _built_text(repo)
     assert HOST in text
@@ -78,11 +78,11 @@ def test_scratch_folders_and_gpu_uuids_are_withheld(repo: Path) -> None:
         "title": f"ran /scratch/carol/runs/bench.py on {uuid} (MIG-0a1b2c3d-1111-2222-3333-444455556666)",
         "body": "the baseline on one board",
     }
-    result = run_ledger(repo, "add", "note", "-", input=json.dumps(note))
+    result = cli(repo, "add", "note", "-", input=json.dumps(note))
     assert result.returncode == 0, result.stderr
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a note naming a scratch folder and a board")
-    result = run_ledger(repo, "site", "build", "--strict")
+    result = cli(repo, "site", "build", "--strict")
     assert result.returncode == 0, result.stderr + result.stdout
     text = _built_text(repo)
     assert "~/runs/bench" in text and "GPU#" in text and "MIG#" in text

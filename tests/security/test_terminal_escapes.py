@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from checks.check_helpers import add, commit
-from conftest import run_ledger
+from conftest import cli
 
 EVIL = "\x1b]0;owned\x07\x1b[2J\x1b]8;;https://evil.invalid\x1b\\click\x1b]8;;\x1b\\\x9b31m\r"
 
@@ -19,12 +19,12 @@ def test_control_sequences_in_a_record_print_escaped(repo: Path) -> None:
     add(repo, "issue", {"number": 3, "title": f"issue {EVIL}", "owner": "ana"})
     commit(repo, "records with control characters")
     for args in (("show", rid), ("list",), ("status",), ("list", "--kind", "issue"), ("check", "--all")):
-        result = run_ledger(repo, *args, env={"COLUMNS": "400"})
+        result = cli(repo, *args, env={"COLUMNS": "400"})
         out = result.stdout + result.stderr
         for raw in ("\x1b", "\x07", "\x9b", "\r"):
             assert raw not in out, (args, json.dumps(out))
-    shown = run_ledger(repo, "show", rid, env={"COLUMNS": "400"}).stdout
+    shown = cli(repo, "show", rid, env={"COLUMNS": "400"}).stdout
     assert "\\x1b]0;owned" in shown
     # Machines still get the exact value, JSON-escaped (\u001b), never raw.
-    printed = run_ledger(repo, "show", rid, "--format", "json").stdout
+    printed = cli(repo, "show", rid, "--format", "json").stdout
     assert "\x1b" not in printed and "\\u001b]0;owned" in printed
