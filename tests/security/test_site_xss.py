@@ -13,18 +13,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from chromium import needs_chromium
-from conftest import run_ledger
+from chromium import each, needs_chromium
+from chromium import run as in_browser
+from conftest import run_ledger, shared_build
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 EVIL = "zz.test"
 #: Each payload tries to fetch from EVIL or run script by a route the first corpus does not take.
 FETCH_MARKDOWN = " ".join(
@@ -65,23 +57,28 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module", params=sorted(CORPORA))
 def built(request, tmp_path_factory) -> Path:
-    from tests.site.conftest import build_campaign
-
-    root = tmp_path_factory.mktemp("xss2") / "campaign"
+    """The site of the campaign with one corpus planted, built once per run (whichever
+    pytest-xdist worker asks first; tests/conftest.py: shared_build). Read only."""
     corpus = CORPORA[request.param]
-    campaign = build_campaign(root, text=corpus)
-    result = run_ledger(root, "site", "build", "--strict")
-    if request.param == "fetch-markdown":
-        # A spec page's body is Markdown its author wrote, rendered as Markdown: an image
-        # from another host there is refused by the strict build's link check, by name.
-        assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
-        assert "specs/decode-speed.html" in result.stderr and "from another host" in result.stderr
-        spec = campaign.ledger.specs_dir / "decode-speed.md"
-        front, body = spec.read_text(encoding="utf-8").split("\n---\n", 1)
-        spec.write_text(front + "\n---\n" + body.replace(corpus, ""), encoding="utf-8")
+
+    def make(folder: Path) -> None:
+        from tests.site.conftest import build_campaign
+
+        root = folder / "campaign"
+        campaign = build_campaign(root, text=corpus)
         result = run_ledger(root, "site", "build", "--strict")
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    return root / "site"
+        if request.param == "fetch-markdown":
+            # A spec page's body is Markdown its author wrote, rendered as Markdown: an image
+            # from another host there is refused by the strict build's link check, by name.
+            assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+            assert "specs/decode-speed.html" in result.stderr and "from another host" in result.stderr
+            spec = campaign.ledger.specs_dir / "decode-speed.md"
+            front, body = spec.read_text(encoding="utf-8").split("\n---\n", 1)
+            spec.write_text(front + "\n---\n" + body.replace(corpus, ""), encoding="utf-8")
+            result = run_ledger(root, "site", "build", "--strict")
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+
+    return shared_build(tmp_path_factory, f"xss-{request.param}", make) / "campaign" / "site"
 
 
 class _Live(HTMLParser):
@@ -143,11 +140,10 @@ def served(built: Path):
 # Skipped before its site is built when chromium is missing (tests/chromium.py).
 @needs_chromium
 def test_every_page_runs_no_script_and_requests_nothing_off_host(built: Path, served: str) -> None:
-    from playwright.sync_api import sync_playwright
-
     # Non-directory URLs (the offline plugin): every page is its own .html file.
     paths = sorted(str(p.relative_to(built)) for p in built.rglob("*.html") if "xss-control" not in str(p))
-    # Positive control: a page that does what the corpus tries, so a blind watcher fails.
+    # Positive control: a page that does what the corpus tries, so a blind watcher fails. It
+    # lives in its own folder of the shared build, which no other test reads.
     control = built / "xss-control" / "index.html"
     control.parent.mkdir(exist_ok=True)
     control.write_text(
@@ -156,39 +152,48 @@ def test_every_page_runs_no_script_and_requests_nothing_off_host(built: Path, se
     )
     off_host: list[str] = []
     dialogs: list[str] = []
-    pwned: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            context = browser.new_context()
 
-            def route(r) -> None:
-                url = r.request.url
-                if urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:", "about:")):
-                    r.continue_()
-                else:
-                    off_host.append(url)
-                    r.abort()
+    async def on_dialog(dialog) -> None:
+        dialogs.append(dialog.message)
+        await dialog.dismiss()
 
-            context.route("**/*", route)
-            page = context.new_page()
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto(served + "xss-control/", wait_until="networkidle")
-            assert page.evaluate("() => window.__pwned") == "control"
-            assert dialogs == ["control"] and off_host == [f"https://{EVIL}/c.png"]
-            dialogs.clear()
-            off_host.clear()
-            for rel in paths:
-                url = served + rel
-                page.goto(url, wait_until="networkidle")
-                if page.evaluate("() => window.__pwned || null") is not None:
-                    pwned.append(rel)
-                # Open every <details> and hover nothing: handlers would fire now if any were live.
-                page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = !d.open)")
-                if page.evaluate("() => window.__pwned || null") is not None:
-                    pwned.append(rel)
-        finally:
-            browser.close()
+    def watch(page) -> None:
+        page.on("dialog", on_dialog)
+
+    async def visit(page, rel: str) -> list[str]:
+        await page.goto(served + rel, wait_until="networkidle")
+        pwned = [rel] if await page.evaluate("() => window.__pwned || null") is not None else []
+        # Open every <details> and hover nothing: handlers would fire now if any were live
+        # (a toggle event is queued: let it run before looking).
+        await page.evaluate(
+            "() => { document.querySelectorAll('details').forEach(d => d.open = !d.open);"
+            " return new Promise(done => setTimeout(done, 50)); }"
+        )
+        if await page.evaluate("() => window.__pwned || null") is not None:
+            pwned.append(rel)
+        return pwned
+
+    async def main(browser) -> tuple[tuple, list[str]]:
+        context = await browser.new_context()
+
+        async def route(r) -> None:
+            url = r.request.url
+            if urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:", "about:")):
+                await r.continue_()
+            else:
+                off_host.append(url)
+                await r.abort()
+
+        await context.route("**/*", route)
+        seen = (await each(context, ["xss-control/"], visit, on_page=watch), list(dialogs), list(off_host))
+        dialogs.clear()
+        off_host.clear()
+        # Every page, several at once (tests/chromium.py: each).
+        found = await each(context, paths, visit, on_page=watch)
+        return seen, [rel for hits in found for rel in hits]
+
+    seen, pwned = in_browser(main)
+    assert seen == ([["xss-control/", "xss-control/"]], ["control"], [f"https://{EVIL}/c.png"])
     assert len(paths) > 10
     assert pwned == []
     assert dialogs == []

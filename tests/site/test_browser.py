@@ -8,19 +8,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from chromium import needs_chromium
+from chromium import each, needs_chromium
+from chromium import run as in_browser
 
-from tests.conftest import run_ledger
+from tests.conftest import run_ledger, shared_build
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 XSS = (
     '</title><script>alert("t")</script> <img src=x onerror=alert("i")> [x](javascript:alert("l")) '
     '{: onclick="alert(\'a\')"} `` </code><script>alert("c")</script> "><svg onload=alert("s")> '
@@ -31,15 +23,20 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def xss_site(tmp_path_factory):
-    from tests.site.conftest import build_campaign
+def xss_site(tmp_path_factory) -> Path:
+    """The campaign with the corpus planted, built once per run (tests/conftest.py:
+    shared_build) through the real command. Read only."""
 
-    root = tmp_path_factory.mktemp("xss") / "campaign"
-    build_campaign(root, text=XSS)
-    result = run_ledger(root, "site", "build", "--strict")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "open " in result.stdout
-    return root / "site"
+    def make(folder: Path) -> None:
+        from tests.site.conftest import build_campaign
+
+        root = folder / "campaign"
+        build_campaign(root, text=XSS)
+        result = run_ledger(root, "site", "build", "--strict")
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "open " in result.stdout
+
+    return shared_build(tmp_path_factory, "xss-browser", make) / "campaign" / "site"
 
 
 @pytest.fixture(scope="module")
@@ -72,65 +69,77 @@ def _pages(site: Path) -> dict[str, str]:
     }
 
 
+INJECTED = """() => {
+    const bad = [];
+    for (const el of document.querySelectorAll('*')) {
+        for (const attr of el.getAttributeNames()) {
+            if (attr.startsWith('on')) bad.push(el.tagName + ' ' + attr);
+        }
+        const href = el.getAttribute('href') || el.getAttribute('src') || '';
+        if (/^\\s*javascript:/i.test(href)) bad.push(el.tagName + ' ' + href);
+    }
+    for (const s of document.querySelectorAll('script')) {
+        if (s.textContent.includes('alert(')) bad.push('script ' + s.textContent.slice(0, 40));
+    }
+    for (const i of document.querySelectorAll('img[src="x"], svg[onload]')) bad.push(i.outerHTML);
+    return bad;
+}"""
+
+
 # Skipped before its site is built when chromium is missing (tests/chromium.py).
 @needs_chromium
 def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path):
-    from playwright.sync_api import sync_playwright
+    console_errors: list[str] = []
+    failed: list[str] = []
+    off_host: list[str] = []
+    dialogs: list[str] = []
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            page = browser.new_page()
-            console_errors: list[str] = []
-            failed: list[str] = []
-            off_host: list[str] = []
-            dialogs: list[str] = []
-            page.on("console", lambda m: console_errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
-            page.on("pageerror", lambda e: console_errors.append(f"{page.url}: {e}"))
-            page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
-            page.on("response", lambda r: failed.append(f"{r.url}: HTTP {r.status}") if r.status >= 400 else None)
-            page.on(
-                "request",
-                lambda r: (
-                    off_host.append(r.url)
-                    if urlsplit(r.url).hostname not in ("127.0.0.1",) and not r.url.startswith(("data:", "blob:"))
-                    else None
-                ),
-            )
+    async def on_dialog(dialog) -> None:
+        dialogs.append(dialog.message)
+        await dialog.dismiss()
 
-            def on_dialog(dialog) -> None:
-                dialogs.append(dialog.message)
-                dialog.dismiss()
+    def watch(page) -> None:
+        page.on("console", lambda m: console_errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: console_errors.append(f"{page.url}: {e}"))
+        page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
+        page.on("response", lambda r: failed.append(f"{r.url}: HTTP {r.status}") if r.status >= 400 else None)
+        page.on(
+            "request",
+            lambda r: (
+                off_host.append(r.url)
+                if urlsplit(r.url).hostname not in ("127.0.0.1",) and not r.url.startswith(("data:", "blob:"))
+                else None
+            ),
+        )
+        page.on("dialog", on_dialog)
 
-            page.on("dialog", on_dialog)
-            for name, path in _pages(xss_site).items():
-                page.goto(
-                    served + path, wait_until="networkidle"
-                )  # a late asset cut off by the next navigation is no failure of the site
-                page.wait_for_timeout(100)
-                assert page.locator("article h1").count() == 1, name
-                injected = page.evaluate("""() => {
-                    const bad = [];
-                    for (const el of document.querySelectorAll('*')) {
-                        for (const attr of el.getAttributeNames()) {
-                            if (attr.startsWith('on')) bad.push(el.tagName + ' ' + attr);
-                        }
-                        const href = el.getAttribute('href') || el.getAttribute('src') || '';
-                        if (/^\\s*javascript:/i.test(href)) bad.push(el.tagName + ' ' + href);
-                    }
-                    for (const s of document.querySelectorAll('script')) {
-                        if (s.textContent.includes('alert(')) bad.push('script ' + s.textContent.slice(0, 40));
-                    }
-                    for (const i of document.querySelectorAll('img[src="x"], svg[onload]')) bad.push(i.outerHTML);
-                    return bad;
-                }""")
-                assert injected == [], f"{name}: {injected}"
-                page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=False)
-            # The corpus is shown as typed, not swallowed: the reader sees the text.
-            page.goto(served + "decisions/index.html", wait_until="networkidle")
-            assert '</title><script>alert("t")</script>' in page.inner_text("article")
-        finally:
-            browser.close()
+    async def visit(page, item: tuple[str, str]) -> tuple[str, int, list[str]]:
+        name, path = item
+        # A late asset cut off by the next navigation is no failure of the site.
+        await page.goto(served + path, wait_until="networkidle")
+        await page.wait_for_timeout(100)
+        headings = await page.locator("article h1").count()
+        injected = await page.evaluate(INJECTED)
+        await page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=False)
+        return name, headings, injected
+
+    async def main(browser):
+        # The pages, several at once (tests/chromium.py: each).
+        seen = await each(browser, list(_pages(xss_site).items()), visit, on_page=watch)
+        # The corpus is shown as typed, not swallowed: the reader sees the text.
+        page = await browser.new_page()
+        watch(page)
+        await page.goto(served + "decisions/index.html", wait_until="networkidle")
+        shown = await page.inner_text("article")
+        await page.close()
+        return seen, shown
+
+    seen, shown = in_browser(main)
+    for name, headings, injected in seen:
+        assert headings == 1, name
+        assert injected == [], f"{name}: {injected}"
+    assert len(seen) == len(_pages(xss_site))
+    assert '</title><script>alert("t")</script>' in shown
     assert dialogs == []
     assert console_errors == []
     assert failed == []
