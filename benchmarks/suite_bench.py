@@ -50,14 +50,20 @@ def timed(args: list[str], base: Path) -> dict:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-300:]
+    lines = proc.stdout.strip().splitlines()
+    tail = lines[-1] if lines else proc.stderr[-300:]
     passed = re.search(r"(\d+) passed", tail)
+    total = next((line.split()[-1] for line in lines if line.startswith("TOTAL ")), None)
     return {
         "wall": wall,
         "cpu": cpu,
         "exit": proc.returncode,
         "line": tail,
         "passed": int(passed.group(1)) if passed else 0,
+        # The short summary (-ra): which tests failed or errored, so a failure under the
+        # bench is named, not only counted.
+        "failed": [line for line in lines if line.startswith(("FAILED ", "ERROR "))],
+        "coverage": total,
     }
 
 
@@ -70,13 +76,18 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ledger-suite-") as tmp:
         runs["quick"] = timed(["-m", QUICK], Path(tmp) / "quick")
         if not args.quick_only:
-            runs["whole"] = timed(["--cov=ledger", "--cov-report=term"], Path(tmp) / "whole")
+            # As scripts/test.sh runs it: coverage of [tool.coverage.run] source, its floor.
+            runs["whole"] = timed(["--cov", "--cov-report=term"], Path(tmp) / "whole")
     cores = len(os.sched_getaffinity(0))
     load = [round(x, 2) for x in os.getloadavg()]
     print(f"test suite on {cores} cores, load average at the end {load}")
     print(f"{'run':8} {'wall s':>8} {'cpu s':>8} {'exit':>5}  closing line")
     for name, r in runs.items():
         print(f"{name:8} {r['wall']:8.1f} {r['cpu']:8.1f} {r['exit']:5d}  {r['line']}")
+        if r["coverage"]:
+            print(f"{'':8} coverage of src/ledger {r['coverage']}")
+        for line in r["failed"]:
+            print(f"{'':8} {line}")
     if args.record:
         if any(r["exit"] != 0 for r in runs.values()):
             raise SystemExit("a run failed: nothing recorded")
@@ -124,7 +135,12 @@ def record(runs: dict[str, dict], cores: int, load: list[float]) -> None:
             "title": f"{name}: {r['passed']} tests, {cores} cores",
             "command": "python benchmarks/suite_bench.py --record",
             "notes": f"one run; load average at the end {load}; CPU (user+sys) {r['cpu']:.1f} s; {r['line']}",
-            "extra": {"cpu_s": round(r["cpu"], 2), "passed": r["passed"], "load": load},
+            "extra": {
+                "cpu_s": round(r["cpu"], 2),
+                "passed": r["passed"],
+                "load": load,
+                **({"coverage": r["coverage"]} if r["coverage"] else {}),
+            },
         }
         print(ledger("add", "measurement", "-", input=json.dumps(data)).strip())
 
