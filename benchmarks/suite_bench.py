@@ -8,6 +8,7 @@ is already on main.
 
     .venv/bin/python benchmarks/suite_bench.py                # both, nothing recorded
     .venv/bin/python benchmarks/suite_bench.py --quick-only   # the quick subset only
+    .venv/bin/python benchmarks/suite_bench.py --whole-only   # the whole suite only
     .venv/bin/python benchmarks/suite_bench.py --record       # both, recorded
 """
 
@@ -69,12 +70,15 @@ def timed(args: list[str], base: Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick-only", action="store_true", help="time the quick subset only")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--quick-only", action="store_true", help="time the quick subset only")
+    only.add_argument("--whole-only", action="store_true", help="time the whole suite only")
     parser.add_argument("--record", action="store_true", help="add the figures to this repository's ledger")
     args = parser.parse_args()
     runs: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="ledger-suite-") as tmp:
-        runs["quick"] = timed(["-m", QUICK], Path(tmp) / "quick")
+        if not args.whole_only:
+            runs["quick"] = timed(["-m", QUICK], Path(tmp) / "quick")
         if not args.quick_only:
             # As scripts/test.sh runs it: coverage of [tool.coverage.run] source, its floor.
             runs["whole"] = timed(["--cov", "--cov-report=term"], Path(tmp) / "whole")
