@@ -119,8 +119,8 @@ def input_limit(limit: int, inflated: int = MAX_INFLATED_BYTES) -> Iterator[None
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, decompressed when it is gzip (pyperf and pyperformance write `.json.gz`).
 
-    The file may not exceed the input limit, nor what it inflates to the inflate limit, counted
-    as the bytes come (`inflate_stream`): a small gzip that inflates to gigabytes is refused at
+    The file may not exceed the input limit, nor what it inflates to the lower of the inflate
+    limit and the input limit, counted as the bytes come (`inflate_stream`): a small gzip that inflates to gigabytes is refused at
     the cap, never read whole."""
     limit, inflated = INPUT_LIMIT.get()
 
@@ -134,8 +134,10 @@ def read_bytes(path: Path) -> bytes:
         with open(path, "rb") as handle:
             if handle.read(2) == GZIP_MAGIC:
                 handle.seek(0)
+                # What it inflates to is input too: never more than either cap.
+                cap, setting = (inflated, "max_inflated_bytes") if inflated <= limit else (limit, "max_input_bytes")
                 try:
-                    return inflate_stream(handle, inflated, read_limit=limit)
+                    return inflate_stream(handle, cap, read_limit=limit)
                 except GzipProblem as exc:
                     if exc.compressed:
                         raise fail(
@@ -145,9 +147,9 @@ def read_bytes(path: Path) -> bytes:
                         raise fail(
                             path,
                             "",
-                            f"decompresses to more than {inflated:,} bytes, the cap on what a compressed file "
-                            "inflates to (rule parse-limits, max_inflated_bytes)",
-                            raise_it("max_inflated_bytes", inflated),
+                            f"decompresses to more than {cap:,} bytes, the cap on what a compressed file "
+                            f"inflates to (rule parse-limits, {setting})",
+                            raise_it(setting, cap),
                         ) from None
                     raise fail(
                         path,
