@@ -100,6 +100,10 @@ def test_compare_one_allocation_json_and_table(repo: Path) -> None:
 def test_cross_allocation_refused_then_labelled(repo: Path) -> None:
     files = sorted(str(p) for p in (LOCAL / "pytest-benchmark" / "pytest-benchmark-2.5").glob("*.json"))
     assert len(files) == 3
+    # The 2015 files name a commit of the project they measured, which no test clones: declared
+    # (its clone absent, so sha-unverified warns), as a user imports another project's results.
+    config = repo / "ledger.yaml"
+    config.write_text(config.read_text().replace("sources: {}", "sources:\n  unknown:pytest-benchmark: ../pb"))
     first, second, _ = _import(repo, "pytest-benchmark", *files)
     refused = cli(repo, "compare", first, second)
     assert refused.returncode == 2 and "allocation" in refused.stderr and "--allow-cross-allocation" in refused.stderr
