@@ -119,6 +119,67 @@ def _join(text: str, unit: str) -> str:
     return f"{text}{unit}" if unit in ("%", "x", "×") else f"{text} {unit}"
 
 
+def _percent(number: float, text: str, unit: str) -> str:
+    """A percentage never reads 100 unless it is 100 (96.7% to one figure is "97%", not "100%",
+    and 99.96% is "99.96%"): the digits are widened until the shown figure is not the bound."""
+    if unit != "%" or not math.isfinite(number) or abs(number) == 100.0:
+        return text
+    try:
+        shown = abs(float(text))
+    except ValueError:
+        return text
+    if shown != 100.0:
+        return text
+    for decimals in range(0, 13):
+        widened = f"{round(number, decimals):.{decimals}f}"
+        if abs(float(widened)) != 100.0:
+            return ("+" + widened) if text.startswith("+") and number > 0 else widened
+    return text  # pragma: no cover (a value within 1e-12 of 100 reads as 100)
+
+
+def percent_digits(value: float, digits: int) -> int:
+    """The significant figures a percentage `value` is quoted with when its spread supports
+    `digits`: more where those would read 100 and it is not 100 (96.7% to one figure: two)."""
+    text = _percent(float(value), _to_digits(float(value), digits), "%") if value and math.isfinite(value) else ""
+    return max(digits, significant_figures(text)) if text else digits
+
+
+def significant_figures(text: str) -> int:
+    """The significant figures of a figure as written: "5.1015" 5, "0.5276" 4, "2681" 4,
+    "100" 1 (trailing zeros of a whole number are not known to be significant)."""
+    digits = text.lstrip("+-").split("e")[0]
+    if "." in digits:
+        return max(len(digits.replace(".", "").lstrip("0")), 1)
+    return max(len(digits.lstrip("0").rstrip("0")), 1)
+
+
+#: A figure derived from measurements with fewer runs than this supports no more than
+#: `FEW_RUNS_DIGITS` significant figures (a two-run pair of n = 3 says "9.7x", not 9.669257x).
+FEW_RUNS = 5
+FEW_RUNS_DIGITS = 2
+
+
+def derived_digits(*measurements) -> int:
+    """Significant figures a value computed from `measurements` (a ratio, a rate) supports when
+    none of them has a spread: the fewest any of their headlines was recorded with, at most
+    `MAX_DIGITS`, and at most `FEW_RUNS_DIGITS` when one of them has n < `FEW_RUNS`."""
+    digits = MAX_DIGITS
+    for m in measurements:
+        value = getattr(m, "headline", None) if getattr(m, "kind", None) == "measurement" else None
+        if value is not None:
+            digits = min(digits, significant_figures(as_recorded(float(value))))
+        n = getattr(m, "n", None)
+        if isinstance(n, int) and n < FEW_RUNS:
+            digits = min(digits, FEW_RUNS_DIGITS)
+    return max(digits, MIN_DIGITS)
+
+
+def _to_digits(number: float, digits: int) -> str:
+    trimmed = trim(number, digits)
+    magnitude = math.floor(math.log10(abs(trimmed))) + 1 if trimmed else 1
+    return f"{trimmed:.{max(digits - magnitude, 0)}f}"
+
+
 def quote(
     value: float | None,
     uncertainty_pct: float | None = None,
@@ -126,9 +187,15 @@ def quote(
     *,
     decimals: int | None = None,
     missing: str = "–",
+    digits: int | None = None,
 ) -> str:
     """`value` as every surface prints it: to the digits `uncertainty_pct` (percent of the
-    value) supports, else as recorded. `quote(1.23456, 0.5, "s") == "1.23 s"`."""
+    value) supports, else as recorded. `quote(1.23456, 0.5, "s") == "1.23 s"`.
+
+    `digits` is what a computed value with no known uncertainty supports (`derived_digits`):
+    such a value has no recorded digits to keep, so its float tail is never printed
+    (9.669257x from two n = 3 runs reads "9.7x").
+    A percentage never reads 100% unless it is 100."""
     if value is None:
         return missing
     if isinstance(value, bool):
@@ -136,9 +203,11 @@ def quote(
     number = float(value)
     if uncertainty_pct and number and math.isfinite(number):
         text = format_figure(number, abs(number) * uncertainty_pct / 100.0)
+    elif digits is not None and decimals is None and number and math.isfinite(number):
+        text = _to_digits(number, digits)
     else:
         text = as_recorded(number, decimals)
-    return _join(text, unit)
+    return _join(_percent(number, text, unit), unit)
 
 
 def measurement_uncertainty(m) -> float | None:
@@ -157,7 +226,13 @@ def quote_of(m, value: float | None, unit: str = "", *, field: str | None = None
     if field == "score" and decimals is not None:
         # A tool's score is quoted at the digits the tool publishes it, whatever the runs' spread.
         return quote(value, None, unit, decimals=decimals)
-    return quote(value, measurement_uncertainty(m), unit, decimals=decimals)
+    # A value computed from `m` (a rate, a recomputed MFU) when `m` has no spread: the digits
+    # its recorded figures support, never the float's sixteen.
+    # A typed-looking value passed without its field is taken for a recorded one (a chart's
+    # median), kept as recorded.
+    computed = value is not None and not isinstance(value, bool) and not _typed(float(value))
+    derived = derived_digits(m) if field is None and computed and getattr(m, "kind", None) == "measurement" else None
+    return quote(value, measurement_uncertainty(m), unit, decimals=decimals, digits=derived)
 
 
 #: Measurement fields quoted to the digits the measurement's spread supports.
@@ -168,11 +243,36 @@ def quote_field(m, field: str, value: float | None, unit: str = "") -> str:
     """A measurement's spread field as every surface quotes it: the ends of its min-max range
     at the leading place of the range's width, so they stay apart (0.708 and 0.712 s, not
     0.71 and 0.71 beside a 0.71 median: they are observations, not estimates); the rest to
-    the digits the measurement's spread supports."""
+    the digits the measurement's spread supports.
+
+    A median (or mean) keeps at least the digits of its min and max as they are shown, and
+    where its own finer digits would fall outside them it is rounded at their place: rounding
+    at one place keeps the order, so a median is never printed outside its own printed min
+    and max ("Median 1 s" beside "Min 1.03 s" was)."""
     low, high = getattr(m, "min", None), getattr(m, "max", None)
-    if field in ("min", "max") and value is not None and low is not None and high is not None and high > low:
+    if low is None or high is None or not high > low or value is None or field not in ("min", "max", "median", "mean"):
+        return quote_of(m, value, unit, field=field)
+    if field in ("min", "max"):
         return quote_at(value, high - low, unit)
-    return quote_of(m, value, unit, field=field)
+    place = _place_of(high - low)
+    text = quote_of(m, value, unit, field=field)
+    shown = text.removesuffix(unit).strip()
+    ends = (float(quote_at(low, high - low)), float(quote_at(high, high - low)))
+    if _shown_place(shown) > place or not ends[0] <= float(shown) <= ends[1]:
+        return _at(value, place, unit)
+    return text
+
+
+def _shown_place(text: str) -> int:
+    """The decimal place of a shown figure's last digit: "1.03" -2, "2681" 0, "100" 2."""
+    digits = text.strip().lstrip("+-").split(" ")[0].rstrip("%x×")
+    if "e" in digits:
+        mantissa, exponent = digits.split("e")
+        return _shown_place(mantissa) + int(exponent)
+    if "." in digits:
+        return -len(digits.split(".")[1])
+    stripped = digits.rstrip("0")
+    return len(digits) - len(stripped) if stripped else 0
 
 
 _BYTE_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
@@ -248,7 +348,7 @@ def quote_spread(value: float | None, spread: float | None, unit: str = "", *, s
         text = as_recorded(number)
     if sign and number > 0 and not text.startswith("+"):
         text = "+" + text
-    return _join(text, unit)
+    return _join(_percent(number, text, unit), unit)
 
 
 def quote_delta(value: float | None, spread: float | None, unit: str = "") -> str:
@@ -279,7 +379,7 @@ def quote_at(value: float | None, resolution: float | None, unit: str = "") -> s
     if not resolution or not math.isfinite(float(resolution)):
         return _join(as_recorded(value), unit)
     place = math.floor(math.log10(abs(float(resolution))))
-    return _join(f"{round(float(value), -place):.{max(0, -place)}f}", unit)
+    return _join(_percent(float(value), f"{round(float(value), -place):.{max(0, -place)}f}", unit), unit)
 
 
 def quote_width(width: float | None, uncertainty_pct: float | None = None, unit: str = "") -> str:
@@ -303,12 +403,12 @@ def quote_rough(value: float | None, unit: str = "") -> str:
     number = float(value)
     if not number or not math.isfinite(number):
         return _join(as_recorded(number), unit)
-    return _join(
+    text = (
         format_figure(number, abs(number) / 100.0)
         if abs(number) >= 1
-        else f"{trim(number, 2):.{max(2 - (math.floor(math.log10(abs(number))) + 1), 0)}f}",
-        unit,
+        else f"{trim(number, 2):.{max(2 - (math.floor(math.log10(abs(number))) + 1), 0)}f}"
     )
+    return _join(_percent(number, text, unit), unit)
 
 
 def recorded_resolution(*values: float | None) -> float | None:
@@ -346,7 +446,7 @@ def _at(value: float, place: int, unit: str, *, sign: bool = False) -> str:
         place -= 1  # +0.034664% against a 1% drift reads +0.03%, never 0%
     if sign and number > 0:
         text = "+" + text
-    return _join(text, unit)
+    return _join(_percent(number, text, unit), unit)
 
 
 def _typed(value: float) -> bool:

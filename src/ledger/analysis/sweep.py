@@ -22,7 +22,7 @@ from typing import Any
 
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Measurement, SweptParameter
-from .figures import measurement_uncertainty, quote, quote_field
+from .figures import derived_digits, measurement_uncertainty, quote, quote_field
 
 
 @dataclass
@@ -196,10 +196,11 @@ def sweep_rows(sweep: Sweep) -> list[dict[str, Any]]:
     rows = []
     for p in sweep.points:
         m = p.measurement
-        u = p.uncertainty
         speedup = sweep.speedup(p)
         efficiency = sweep.efficiency(p)
         ru = sweep.ratio_uncertainty(p)
+        # A ratio with no spread on either side: the digits both medians were recorded with.
+        rd = derived_digits(m, sweep.base.measurement) if sweep.base is not None else derived_digits(m)
         is_base = p is sweep.base
         rows.append(
             {
@@ -208,14 +209,17 @@ def sweep_rows(sweep: Sweep) -> list[dict[str, Any]]:
                 # The ends are observations, quoted at the range's own width so they stay
                 # apart (0.21 and 0.26 s, where the median's one digit read 0.2 and 0.3).
                 "min": quote_field(m, "min", m.min, sweep.unit),
-                "median": quote(m.median, u, sweep.unit),
+                # At least the digits of its own min and max, so it never reads outside them.
+                "median": quote_field(m, "median", m.median, sweep.unit),
                 "max": quote_field(m, "max", m.max, sweep.unit),
                 "spread": f"{p.spread_percent:.1f}%" if p.spread_percent is not None else "–",
                 # The base is a definition, exactly 1x and 100%, never a measured figure.
-                "speedup": "1x (base)" if is_base else (quote(speedup, ru, "x") if speedup is not None else "–"),
+                "speedup": "1x (base)"
+                if is_base
+                else (quote(speedup, ru, "x", digits=rd) if speedup is not None else "–"),
                 "efficiency": "100% (base)"
                 if is_base and sweep.parameter.ideal == "linear"
-                else (quote(efficiency, ru, "%") if efficiency is not None else "–"),
+                else (quote(efficiency, ru, "%", digits=rd) if efficiency is not None else "–"),
                 "median_value": m.median,
                 "min_value": m.min,
                 "max_value": m.max,

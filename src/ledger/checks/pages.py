@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from .. import pages
-from ..analysis.figures import supported_digits_relative
+from ..analysis.figures import percent_digits, supported_digits_relative
 from ..analysis.keyed import owner_of
 from .result import ERROR, WARNING
 from .rule import Rule
@@ -225,6 +225,7 @@ def figure_problem(
         if not fig.value:
             return None, True
         allowed = max(1, math.floor(math.log10(abs(fig.value))) - math.floor(math.log10(fig.resolution)) + 1)
+        allowed = percent_digits(fig.value, allowed) if fig.unit == "%" else allowed
         if fig.digits > allowed:
             return (
                 f"{fig.text} carries {fig.digits} significant figures; as an end of a min-max range "
@@ -236,6 +237,7 @@ def figure_problem(
         if spread <= 0:
             return None, True
         allowed = supported_digits_relative(spread)
+        allowed = percent_digits(fig.value, allowed) if fig.unit == "%" else allowed
         if fig.digits > allowed:
             return f"{fig.text} carries {fig.digits} significant figures; a {spread:g}% spread supports {allowed}", True
         return None, True
@@ -258,6 +260,7 @@ def figure_problem(
             f"a measurement it names {what}, which supports at most {WEAK_DIGITS} (under {MIN_RUNS} runs or "
             "no spread), unless the page says why in its front matter (`figures: {why: ...}`)"
         )
+    allowed = percent_digits(fig.value, allowed) if fig.unit == "%" else allowed
     if fig.digits > allowed:
         return f"{fig.text} carries {fig.digits} significant figures; {reason}", True
     return None, True

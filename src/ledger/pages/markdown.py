@@ -572,7 +572,9 @@ def quoted_figures(
                 found = [_figure(bare.group(2), unit, bool(bare.group(1)), cell_text.strip(), line, spread, ids)]
             else:
                 found = _bound_figures(cell_text, line, spread, ids)
-            if ends is not None and col in ends[0]:
+            if ends is not None and (col in ends[0] or _header_name(header) in _CENTRES):
+                # The ends, and the median between them: ledger prints a median at least to the
+                # digits of its min and max, so it never reads outside them.
                 found = [replace(f, resolution=ends[1]) for f in found]
             beside = shown and (
                 not columns
@@ -585,6 +587,7 @@ def quoted_figures(
 
 
 _EXTREMES = {"min": 0, "minimum": 0, "max": 1, "maximum": 1}
+_CENTRES = {"median", "mean"}
 
 
 def _range_ends(headers: list[str], texts: list[str]) -> tuple[set[int], float] | None:
