@@ -9,6 +9,9 @@ checker reports the key (`unique-key`).
     live_by_key(records, kind)        -> {key value: live record}
     issue_owner(records)              -> number -> owner of the live issue record (or None)
     owner_of(owner, issues, lookup)   -> the owner of an owed item: its own, else an issue's
+    issue_closed(records)             -> number -> whether the issue's live record is closed
+    settled(issues, closed)           -> an owed item whose issues are all closed is owed no more
+    live_records(records)             -> every record, a keyed kind's corrections left out
 """
 
 from __future__ import annotations
@@ -79,3 +82,28 @@ def owner_of(owner: str | None, issues: Iterable[int], lookup: Callable[[int], s
         if found:
             return found
     return None
+
+
+def issue_closed(records: Iterable[Envelope]) -> Callable[[int], bool]:
+    """number -> True when the issue's live record is closed (a correction closed it)."""
+    live = live_by_key(records, "issue")
+    return lambda number: getattr(live.get(number), "status", None) == "closed"
+
+
+def settled(issues: Iterable[int], closed: Callable[[int], bool]) -> bool:
+    """An owed item tied to issues is owed no more once every issue it names is closed; an
+    item that names none is owed until its page drops it."""
+    numbers = list(issues)
+    return bool(numbers) and all(closed(n) for n in numbers)
+
+
+def live_records(records: Iterable[Envelope], kind: str) -> list[Envelope]:
+    """The records of `kind` a listing shows once each: a keyed kind's live record per key
+    (an issue corrected twice is one issue, not three), an unkeyed kind's records that no
+    record supersedes."""
+    records = list(records)
+    model = KINDS.get(kind)
+    if model is not None and model.UNIQUE_KEYS:
+        return list(live_by_key(records, kind).values())
+    superseded = {s for r in records for s in r.supersedes}
+    return [r for r in records if r.kind == kind and r.id not in superseded]

@@ -23,7 +23,7 @@ from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, Hypothesis, Measurement
 from .figures import quote_of
 from .guidance import Guidance
-from .keyed import issue_owner, owner_of
+from .keyed import issue_closed, issue_owner, owner_of, settled
 from .metrics import flop_rate_gflops, flop_utilisation_percent, mfu_under_peaks, peak_label
 from .stopping_point import ContractChoice, Row, choose_contract, stopping_point, trusted_time
 from .sweep import sweep_rows, sweeps
@@ -355,6 +355,8 @@ def owed_section(ctx: StatusContext) -> Section:
     # An item's owner is its own, else the owner of the live record of an issue it names: the
     # rule `ledger check` counts unowned items by, so the site, status and check agree.
     lookup = issue_owner(ctx.records)
+    # An item tied to issues that are all closed is owed no more.
+    closed = issue_closed(ctx.records)
     rows: list[dict[str, Any]] = [
         {
             # The owner has its own column: "(owner: X)" in the item's text is not said twice.
@@ -365,6 +367,7 @@ def owed_section(ctx: StatusContext) -> Section:
             "id": None,
         }
         for o in ctx.owed
+        if not settled(o.issues, closed)
     ]
     for h in ctx.records:
         if isinstance(h, Hypothesis) and h.status == "open" and h.id not in ctx.superseded:

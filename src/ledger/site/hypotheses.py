@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator
+from typing import Any
 
 from .. import pages
-from ..analysis.keyed import issue_owner, owner_of
+from ..analysis.keyed import issue_closed, issue_owner, live_records, owner_of, settled
 from .context import Page, SiteData
 from .specs import page_of
 
@@ -18,10 +19,13 @@ def owed(data: SiteData) -> list[dict]:
     """Owed items from the spec pages' bodies (the checker's parser) and front matter."""
 
     lookup = issue_owner(data.records)
+    closed = issue_closed(data.records)  # an item whose issues are all closed is owed no more
     out = []
     for spec in data.specs:
         href = posixpath.relpath(page_of(spec), posixpath.dirname(PAGE))
         for item in pages.owed_items(spec.body, body=True):
+            if settled(item.issues, closed):
+                continue
             out.append(
                 {
                     "text": item.text,
@@ -36,6 +40,8 @@ def owed(data: SiteData) -> list[dict]:
             entry = entry if isinstance(entry, dict) else {"item": entry}
             issue = entry.get("issue")
             numbers = [int(issue)] if isinstance(issue, int) or (isinstance(issue, str) and issue.isdigit()) else []
+            if settled(numbers, closed):
+                continue
             out.append(
                 {
                     "text": entry.get("item") or entry.get("text") or "",
@@ -49,13 +55,14 @@ def owed(data: SiteData) -> list[dict]:
 
 
 def render(data: SiteData, env) -> Iterator[Page]:
-    hyps = data.by_kind.get("hypothesis", [])
+    # A superseded hypothesis is history, not open work; a corrected issue is listed once.
+    hyps: list[Any] = live_records(data.records, "hypothesis")
     groups = []
     for status in ORDER:
         group = sorted((h for h in hyps if h.status == status), key=lambda h: (h.when, h.id), reverse=True)
         if group:
             groups.append((status, group))
-    issues = sorted(data.by_kind.get("issue", []), key=lambda i: i.number)
+    issues: list[Any] = sorted(live_records(data.records, "issue"), key=lambda i: getattr(i, "number", 0))
     yield Page(
         PAGE,
         env.get_template("hypotheses.md.j2").render(
