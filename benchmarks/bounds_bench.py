@@ -7,8 +7,9 @@ so both see the same machine load.
   (max RSS from wait4's rusage) until it is refused;
 * `owed count`: `ledger.checks.pages.owed_count` on a spec page of N `## Owed` sections of one
   item each (`--owed-sections`, default 6,400: a 430 KB page), in-process in a child;
-* `check --all`: `ledger check --all` on a ledger of N notes, each superseding the one before
-  (`--chain`, default 1,200), committed to git.
+* `check --all`: `ledger check --all` on a ledger of N notes (`--chain`, default 1,200), each
+  superseding the K before it (`--fanout`, default 8), committed to git. The old cycle check
+  walked every record's whole graph back, so its cost grew with N times the edges.
 
 Each case runs `--repeats` times (default 3) alternating before and after; the table shows
 medians. The older commit is checked out with `git worktree add --detach` into a temporary
@@ -84,8 +85,9 @@ print(time.perf_counter() - start)
 """
 
 
-def chain_ledger(root: Path, src: Path, notes: int) -> None:
-    """A git repository with a ledger of `notes` notes, each superseding the one before."""
+def chain_ledger(root: Path, src: Path, notes: int, fanout: int = 1) -> None:
+    """A git repository with a ledger of `notes` notes, each superseding the `fanout` before it,
+    made by `ledger init` of the code at `src` (an older ledger refuses a newer one's config)."""
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(src)}
@@ -93,13 +95,13 @@ def chain_ledger(root: Path, src: Path, notes: int) -> None:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "init")
     sha = git(root, "rev-parse", "HEAD").strip()
-    sys.path.insert(0, str(src))
+    sys.path.insert(0, str(REPO / "src"))
     from ledger.store.canonical import canonical_bytes, seal
     from ledger.store.ids import new_id
     from ledger.version import __version__
 
     at = datetime.now(UTC) - timedelta(hours=1)
-    previous = None
+    ids: list[str] = []
     for n in range(notes):
         at += timedelta(milliseconds=5)
         rid = new_id(at)
@@ -112,14 +114,14 @@ def chain_ledger(root: Path, src: Path, notes: int) -> None:
             "allocation": {"id": "bench", "scheduler": "local"},
             "tool": {"name": "ledger", "version": __version__},
             "body": f"correction {n}",
-            **({"supersedes": [previous]} if previous else {}),
+            **({"supersedes": ids[-fanout:][::-1]} if ids else {}),
         }
         path = root / "ledger" / "records" / "note" / rid[-2:].lower() / f"{rid}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(canonical_bytes(seal(data)))
-        previous = rid
+        ids.append(rid)
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", f"{notes} notes in one supersedes chain")
+    git(root, "commit", "-q", "-m", f"{notes} notes, each superseding the {fanout} before it")
 
 
 def main() -> None:
@@ -129,6 +131,7 @@ def main() -> None:
     parser.add_argument("--bomb-values", type=int, default=10_000_000)
     parser.add_argument("--owed-sections", type=int, default=6_400)
     parser.add_argument("--chain", type=int, default=1_200)
+    parser.add_argument("--fanout", type=int, default=8, help="how many earlier notes each note supersedes")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bounds-bench-") as tmp:
@@ -144,9 +147,9 @@ def main() -> None:
             script = work / "owed.py"
             script.write_text(OWED)
             ledgers = {}
-            for side in sides:
+            for side, src in sides.items():
                 ledgers[side] = work / f"chain-{side}"
-                chain_ledger(ledgers[side], REPO / "src", args.chain)
+                chain_ledger(ledgers[side], src, args.chain, args.fanout)
             runs: dict[tuple[str, str], list[tuple[float, int]]] = {}
             for _ in range(args.repeats):
                 for side, src in sides.items():
@@ -161,7 +164,8 @@ def main() -> None:
                             check=True,
                             capture_output=True,
                         )
-                    wall, rss, _ = run(src, ["-m", "ledger", "import", "pyperf", str(bomb)], imp)
+                    wall, rss, code = run(src, ["-m", "ledger", "import", "pyperf", str(bomb)], imp)
+                    assert code == 2, f"{side}: the import of the bomb exited {code}, not refused"
                     runs.setdefault(("import .json.gz", side), []).append((wall, rss))
                     out = subprocess.run(
                         [sys.executable, str(script), str(page)],
@@ -171,7 +175,8 @@ def main() -> None:
                         check=True,
                     )
                     runs.setdefault(("owed count", side), []).append((float(out.stdout), 0))
-                    wall, rss, _ = run(src, ["-m", "ledger", "check", "--all"], ledgers[side])
+                    wall, rss, code = run(src, ["-m", "ledger", "check", "--all"], ledgers[side])
+                    assert code == 0, f"{side}: check --all exited {code}"
                     runs.setdefault(("check --all", side), []).append((wall, rss))
         finally:
             git(REPO, "worktree", "remove", "--force", str(old))
@@ -179,7 +184,7 @@ def main() -> None:
     sizes = {
         "import .json.gz": f"{bomb_size(args.bomb_values)}",
         "owed count": f"{page_size(args.owed_sections)}",
-        "check --all": f"{args.chain:,} notes in one chain",
+        "check --all": f"{args.chain:,} notes, each superseding the {args.fanout} before",
     }
     print(
         f"before: {args.before}, after: {git(REPO, 'rev-parse', '--short', 'HEAD').strip()}; medians of {args.repeats}"
