@@ -110,3 +110,18 @@ def test_both_demo_campaigns_choose_their_own_contract_with_contract_blank(tmp_p
         choice = choose_contract(demo.ledger.records())
         assert choice.contract is not None and choice.contract.name == campaign.contract, (name, choice)
         assert choice.rule == RULE_DECIDED, (name, choice.rule)
+
+
+def test_a_pair_without_ranges_is_never_called_distinguishable(repo: Path) -> None:
+    """The n = 3 pair records medians only: "their ranges do not overlap" would be false."""
+    from ledger.analysis.sweep import sweeps
+
+    sweep = {"name": "threads", "unit": "workers", "base": 1, "ideal": "linear"}
+    pair = add(repo, "contract", {"name": "base128-pair", "model": "vae", "sweep": [sweep]})
+    run(repo, pair, 5.1015, n=3, parameters={"threads": 1})
+    run(repo, pair, 0.5276, n=3, parameters={"threads": 20})
+    contract = next(c for c in Ledger.open(repo).records("contract"))
+    (found,) = sweeps(Ledger.open(repo).records(), contract)
+    stop = found.stopping_point()
+    assert not stop["distinguishable"] and "do not overlap" not in stop["text"]
+    assert "threads=20" in stop["text"] and "recorded no min or max" in stop["text"]

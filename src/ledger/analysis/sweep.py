@@ -46,6 +46,11 @@ class SweepPoint:
         return float(m.max if m.max is not None else m.median)  # type: ignore[arg-type]
 
     @property
+    def ranged(self) -> bool:
+        """Whether the point records a min and max (its samples give them), so overlap means something."""
+        return self.measurement.min is not None and self.measurement.max is not None
+
+    @property
     def uncertainty(self) -> float | None:
         return measurement_uncertainty(self.measurement)
 
@@ -115,6 +120,18 @@ class Sweep:
         if best is None:
             return {"value": None, "distinguishable": False, "text": f"no valid point in the {name} sweep yet"}
         plateau = self.plateau()
+        unranged = [p for p in [best, *_neighbours(self.points, best)] if not p.ranged]
+        if len(plateau) == 1 and unranged:
+            # No min or max recorded: a range of one point overlaps nothing, which says nothing.
+            missing = ", ".join(f"{name}={p.value}" for p in unranged)
+            return {
+                "value": best.value,
+                "distinguishable": False,
+                "plateau": [best.value],
+                "measurement": best.measurement.id,
+                "text": f"{name}={best.value}: the best median; whether it is distinguishable from its neighbours "
+                f"is not known ({missing} recorded no min or max)",
+            }
         if len(plateau) == 1:
             neighbours = _neighbours(self.points, best)
             beside = ", ".join(f"{name}={p.value}" for p in neighbours)
