@@ -258,3 +258,51 @@ def test_two_jobs_correcting_one_measurement_fork_it_and_the_fix_lands(pushed: P
     landed, report = push(b)
     assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
     fresh_check(remote, tmp_path / "fresh")
+
+
+def test_a_refused_queued_push_fails_the_integrate_job_and_says_how_to_recover(pushed: Path, tmp_path: Path) -> None:
+    """Two jobs correct one measurement; the second's push is queued (the first holds the
+    remote). The job that lands the queue (`--integrate`, after a SLURM array) exits 1 and
+    names the queued push, the rule and how to recover it from any clone, since the writer's
+    own clone may be gone; the command it gives to drop the push works."""
+    remote = tmp_path / "remote.git"
+    seed = clone(remote, tmp_path / "seed")
+    [original] = run_ledger(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
+    assert push(seed)[0].returncode == 0
+    a, b, ci = (clone(remote, tmp_path / name) for name in ("a", "b", "ci"))
+    for repo in (a, b):
+        body = json.dumps({"body": f"{repo.name}: 1.10 s", "supersedes": [original]})
+        assert run_ledger(repo, "add", "note", "-", input=body).returncode == 0
+    flag = tmp_path / "hold"
+    flag.touch()
+    ready = pause_remote(remote, flag)
+    holder = subprocess.Popen([str(LEDGER_BIN), "push"], cwd=a, env=env(), stderr=subprocess.PIPE, text=True)
+    wait_for(ready)
+    queued, report = push(b, "--wait", "0")
+    assert queued.returncode == 0 and report["outcome"] == "queued", queued.stderr
+    ref = report["queue_ref"]
+    flag.unlink()
+    _, held = holder.communicate(timeout=60)  # waits, and closes its pipe
+    assert holder.returncode == 0, held
+    landing, report = push(ci, "--integrate")
+    assert landing.returncode == 1, landing.stderr
+    assert report["left_queued"] == {ref: ["correction-fork"]}
+    assert report["left_queued_violations"][ref][0]["rule"] == "correction-fork"
+    assert f"queued push {ref} was refused" in landing.stderr and "error[correction-fork]" in landing.stderr
+    recover = f"git fetch origin {ref} && git merge --no-edit FETCH_HEAD"
+    drop = f"git push origin --delete {ref}"
+    assert recover in landing.stderr and drop in landing.stderr
+    # Recovered from the landing job's clone, as it says: merge the queued push, end the fork.
+    assert subprocess.run(recover, shell=True, cwd=ci, env=env(), capture_output=True).returncode == 0
+    fixes = [r for r in on_main(remote) if r != original] + [
+        Path(report["left_queued_violations"][ref][0]["file"]).stem
+    ]
+    body = json.dumps({"body": "1.05 s stands", "supersedes": sorted(fixes)})
+    assert run_ledger(ci, "add", "note", "-", input=body).returncode == 0
+    landed, _ = push(ci)
+    assert landed.returncode == 0, landed.stderr
+    dropped = subprocess.run(drop.split(), cwd=ci, env=env(), capture_output=True, text=True)
+    assert dropped.returncode == 0, dropped.stderr
+    left = git(remote, "for-each-ref", "refs/ledger/incoming/").stdout
+    assert ref not in left, (ref, left)
+    fresh_check(remote, tmp_path / "fresh")

@@ -59,7 +59,8 @@ def command(
     pushes. A push that loses the race waits in its own queue ref (refs/ledger/incoming/...)
     until a writer integrates the queue; a killed push's leftovers are undone first.
 
-    Exit codes: 0 landed (or queued, or nothing to push), 1 the check refused it, 2 bad usage,
+    Exit codes: 0 landed (or queued, or nothing to push), 1 the check refused it (with
+    --integrate: or refused a queued push, left queued and named), 2 bad usage,
     git failing, or a stale lock that blocks the remote (the command that clears it is printed).
     """
 
@@ -77,6 +78,11 @@ def command(
     report = push(ledger, options, say=lambda line: click.echo(f"ledger push: {line}", err=True))
     if report.check is not None:
         click.echo(check_text(report.check), err=True)
+    for ref, refused in report.left_queued_checks.items():
+        # Another writer's push that cannot go in: say why here too, since its writer's clone
+        # may be gone (a SLURM task's node-local scratch) and this may be the only run that sees it.
+        click.echo(f"ledger push: queued push {ref} was refused and left queued:", err=True)
+        click.echo(check_text(refused), err=True)
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(), indent=2))
     return report.exit_code

@@ -136,12 +136,17 @@ class PushReport:
     integrated: int = 0
     #: Queued pushes an integration left queued because they fail the check alone: ref -> rules.
     left_queued: dict[str, list[str]] = field(default_factory=dict)
+    #: The check that refused each queued push left queued (its violations say what to fix).
+    left_queued_checks: dict[str, CheckResult] = field(default_factory=dict)
+    #: `--integrate`: a queued push left queued is this run's failure (the job that lands the
+    #: queue is the one that must say so), not only a line on the way.
+    integrate_only: bool = False
     locks: list[StaleLock] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
     def exit_code(self) -> int:
-        if self.outcome == "refused":
+        if self.outcome == "refused" or (self.integrate_only and self.left_queued):
             return 1
         return 2 if self.outcome == "blocked" else 0
 
@@ -157,6 +162,9 @@ class PushReport:
             "pushes": len(self.attempts),
             "integrated": self.integrated,
             "left_queued": self.left_queued,
+            "left_queued_violations": {
+                ref: [v.as_dict() for v in check.violations] for ref, check in self.left_queued_checks.items()
+            },
             "actions": self.actions,
             "locks": [
                 {"path": lock.path, "age_seconds": round(lock.age_seconds, 1), "clear": lock.command}
@@ -192,7 +200,7 @@ class _Run:
         self.rng = random.Random(options.seed if options.seed is not None else (os.getpid() << 20) ^ time.time_ns())
         self.state: PushState | None = None
         self.remote = options.remote
-        self.report = PushReport(self.remote, options.branch or "")
+        self.report = PushReport(self.remote, options.branch or "", integrate_only=options.integrate_only)
         self.check_cpu = 0.0
 
     # -- git -----------------------------------------------------------------------------
@@ -767,8 +775,12 @@ class _Run:
             for ref, bad in refused.items():
                 rules = sorted({v.rule for v in bad.errors})
                 self.report.left_queued[ref] = rules
+                self.report.left_queued_checks[ref] = bad
                 self.act(
-                    f"left queued: {ref} fails {', '.join(rules)}; its writer's next `ledger push` says how to correct it"
+                    f"left queued: {ref} fails {', '.join(rules)}; its writer's next `ledger push` says how to "
+                    f"correct it, or from any clone: `git fetch {self.remote} {ref} && git merge --no-edit "
+                    f"FETCH_HEAD`, add the record the check's fix names, `ledger push`; then, with its records "
+                    f"on {self.branch}, `git push {self.remote} --delete {ref}`"
                 )
             self.landed(merged, number)
             return True
