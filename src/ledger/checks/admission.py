@@ -108,7 +108,7 @@ class Admission:
         if f.on("unique-key"):
             check_unique(f, infos, self.keys_on_disk({i.kind for i in infos if i.keys}, infos), self.tree)
         if f.on("correction-fork") and any(supersedes_of(i) for i in infos):
-            check_forks(f, infos, correctors_in(self.tree, f.records_rel))
+            check_forks(f, infos, correctors_in(self.tree, f.records_rel), at_add=True)
         check_attachments(f, infos, self.tree)
         self.guidance(f, records, infos)
         return [v for v in f.result.violations if v.rule not in NOT_AT_ADD]

@@ -99,7 +99,7 @@ def live_corrections(target: str, correctors_of: dict[str, set[str]]) -> set[str
     return heads
 
 
-def check_forks(f: Findings, new: list[Info], correctors: Correctors) -> None:
+def check_forks(f: Findings, new: list[Info], correctors: Correctors, *, at_add: bool = False) -> None:
     """correction-fork: a record that `new` corrects (directly or down a chain) has one live
     correction at most. `correctors` holds the other records that supersede something (the
     tree the new ones join); a fork is reported once, on the newest of its live corrections
@@ -130,14 +130,26 @@ def check_forks(f: Findings, new: list[Info], correctors: Correctors) -> None:
             continue  # a keyed kind's fork (two corrections of one issue): unique-key said so
         others = sorted(heads - {rid})
         ids = ", ".join(f'"{i}"' for i in sorted(heads))
+        if at_add:
+            # The refused record is not written: a fix naming its id would name nothing. Correct
+            # the live correction instead, so there is one line of corrections again.
+            live = ", ".join(f'"{i}"' for i in others)
+            fix = (
+                f"this record was not written; supersede the live correction instead: the same record with "
+                f'`"supersedes": [{live}]` (it then replaces {target} through it)'
+            )
+        else:
+            fix = (
+                f"supersede both: write one {kinds[rid]} record with the figures that stand and "
+                f'`"supersedes": [{ids}]` (`ledger add {kinds[rid]} -`), then push it with the others'
+            )
         f.emit(
             "correction-fork",
             entries[rid][0],
             f"corrects record {target}, and so does {' and '.join(entries[o][0] for o in others)}: "
             f"{len(heads)} live corrections of one record (each supersedes it, none supersedes the other)",
             field="supersedes",
-            fix=f"supersede both: write one {kinds[rid]} record with the figures that stand and "
-            f'`"supersedes": [{ids}]` (`ledger add {kinds[rid]} -`), then push it with the others',
+            fix=fix,
         )
 
 
