@@ -103,3 +103,19 @@ def test_the_hypotheses_page_lists_each_issue_once_and_no_superseded_hypothesis(
     assert "the f64 accumulators are the cost" not in page.text
     assert page.text.count("the scalar FMA chain is the cost") == 1
     assert [o["issues"] for o in owed(data)] == ["#1010", ""]
+
+
+def test_check_counts_no_unowned_item_tied_only_to_closed_issues(repo: Path) -> None:
+    """`ledger check --all` agrees with status: the #1044 item is settled, two stay unowned."""
+    campaign(repo)
+    config = repo / "ledger.yaml"
+    text = config.read_text(encoding="utf-8")
+    assert "owed-high-water: {high_water: 0}" in text
+    config.write_text(text.replace("owed-high-water: {high_water: 0}", "owed-high-water: {high_water: 2}"))
+    result = cli(repo, "check", "--all", "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not [v for v in json.loads(result.stdout)["violations"] if v["rule"] == "owed-high-water"]
+    config.write_text(text.replace("owed-high-water: {high_water: 0}", "owed-high-water: {high_water: 1}"))
+    result = cli(repo, "check", "--all", "--format", "json")
+    found = [v for v in json.loads(result.stdout)["violations"] if v["rule"] == "owed-high-water"]
+    assert result.returncode == 1 and found and "2 unowned" in found[0]["message"], found

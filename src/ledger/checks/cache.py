@@ -33,7 +33,7 @@ from .info import Info
 from .records import FileRules
 from .result import Violation
 
-CACHE_FORMAT = 3  # 3: Info carries n; 2: entries keyed by path, the blob id inside (1: keyed by 'blob path')
+CACHE_FORMAT = 4  # 4: Info carries an issue's status; 3: Info carries n; 2: entries keyed by path, the blob id inside (1: keyed by 'blob path')
 _INFO_FIELDS = len(Info._fields)
 _make_info = Info._make
 _PACKAGE = Path(__file__).resolve().parents[1]

@@ -22,6 +22,7 @@ from .crossrecord import (
     check_unique,
     correctors_in,
     cross_checks,
+    issue_owner_or_settled,
     live_issue_owners,
     supersedes_of,
 )
@@ -259,7 +260,12 @@ class RangeCheck:
         for raw in self.head_tree.read([f"issue/{p}" for p in paths]):
             issue = json.loads(raw) if raw else {}
             found.append(
-                (issue.get("id", ""), issue.get("number"), issue.get("owner"), set(issue.get("supersedes", [])))
+                (
+                    issue.get("id", ""),
+                    issue.get("number"),
+                    issue_owner_or_settled(issue.get("owner"), issue.get("status")),
+                    set(issue.get("supersedes", [])),
+                )
             )
         return live_issue_owners(found)
 

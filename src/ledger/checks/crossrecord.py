@@ -281,6 +281,17 @@ def supersedes_of(info: Info) -> set[str]:
     return {ref for where, ref in info.refs if where.startswith("supersedes")}
 
 
+#: What the owed count reads as an issue's owner once its live record is closed: an owed item
+#: tied only to closed issues is owed no more, so it is not counted as unowned either
+#: (`ledger status` and the site drop it: `analysis.keyed.settled`).
+SETTLED = "(issue closed)"
+
+
+def issue_owner_or_settled(owner: str | None, status: str | None) -> str | None:
+    """An issue record's owner as the owed count sees it: `SETTLED` when it is closed."""
+    return SETTLED if status == "closed" else owner
+
+
 def live_issue_owners(found: list[tuple[str, int | None, str | None, set[str]]]) -> dict[int, str | None]:
     """number -> owner of the issue's live record: the newest that no record of its number supersedes."""
     superseded = {s for _, _, _, sup in found for s in sup}

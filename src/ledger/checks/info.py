@@ -42,3 +42,5 @@ class Info(NamedTuple):
     figures: tuple[tuple[str, Any], ...] = ()
     #: measurement: how many runs its figures summarise (`n`, else its samples), None when unknown.
     n: int | None = None
+    #: issue: its status (open, owned, closed).
+    status: str | None = None

@@ -486,6 +486,7 @@ def info_of(path: str, record: Any) -> Info:
         attachments=tuple(record.attachments.items()),
         owner=getattr(record, "owner", None) if kind == "issue" else None,
         number=getattr(record, "number", None) if kind == "issue" else None,
+        status=getattr(record, "status", None) if kind == "issue" else None,
         spread_percent=_spread(record) if kind == "measurement" else None,
         n=_runs(record) if kind == "measurement" else None,
         repo=source.repo if source is not None else None,

@@ -17,6 +17,7 @@ from .crossrecord import (
     check_forks,
     check_unique,
     cross_checks,
+    issue_owner_or_settled,
     live_issue_owners,
     supersedes_of,
 )
@@ -99,7 +100,13 @@ def check_whole_ledger(f: Findings, ledger: Ledger, git: Git, use_cache: bool) -
     check_forks(f, infos, {})
     check_attachments(f, infos, DiskTree(ledger))
     _guidance(f, ledger, infos, root)
-    issues = live_issue_owners([(i.id, i.number, i.owner, supersedes_of(i)) for i in infos if i.kind == "issue"])
+    issues = live_issue_owners(
+        [
+            (i.id, i.number, issue_owner_or_settled(i.owner, i.status), supersedes_of(i))
+            for i in infos
+            if i.kind == "issue"
+        ]
+    )
     pages_text = {}
     spec_dir = ledger.specs_dir
     if not linked_folder(f, ledger.root, spec_dir) and spec_dir.is_dir():
