@@ -150,6 +150,7 @@ def test_a_queued_push_lands_with_the_next_integration(pushed: Path, tmp_path: P
     integrated, report = push(ci, "--integrate")
     assert integrated.returncode == 0 and report["outcome"] == "landed", integrated.stderr
     assert report["integrated"] >= 1
+    assert report["records"] == 1 and "landed: 1 record(s)" in integrated.stderr  # b's note
     assert sorted(ids) == on_main(remote)
     assert git(remote, "for-each-ref", "refs/ledger/incoming/").stdout == ""
 

@@ -771,17 +771,11 @@ class _Run:
         if flag != "!":
             attempt.outcome = "landed"
             self.report.integrated += len(landing)
+            if self.o.integrate_only:
+                # This run brings no records of its own: what it landed is what it integrated.
+                self.report.records = self.records_between(remote_head, merged)
             self.act(f"attempt {number}: integrated {len(landing)} queued push(es) into {self.branch}")
-            for ref, bad in refused.items():
-                rules = sorted({v.rule for v in bad.errors})
-                self.report.left_queued[ref] = rules
-                self.report.left_queued_checks[ref] = bad
-                self.act(
-                    f"left queued: {ref} fails {', '.join(rules)}; its writer's next `ledger push` says how to "
-                    f"correct it, or from any clone: `git fetch {self.remote} {ref} && git merge --no-edit "
-                    f"FETCH_HEAD`, add the record the check's fix names, `ledger push`; then, with its records "
-                    f"on {self.branch}, `git push {self.remote} --delete {ref}`"
-                )
+            self.leave_queued(refused)
             self.landed(merged, number)
             return True
         self.reset(before)
@@ -791,6 +785,19 @@ class _Run:
             return True
         self.say(f"attempt {number}: another writer integrated first ({summary})")
         return False
+
+    def leave_queued(self, refused: dict[str, CheckResult]) -> None:
+        """Name each queued push the integration could not take, and how to recover it."""
+        for ref, bad in refused.items():
+            rules = sorted({v.rule for v in bad.errors})
+            self.report.left_queued[ref] = rules
+            self.report.left_queued_checks[ref] = bad
+            self.act(
+                f"left queued: {ref} fails {', '.join(rules)}; its writer's next `ledger push` says how to "
+                f"correct it, or from any clone: `git fetch {self.remote} {ref} && git merge --no-edit "
+                f"FETCH_HEAD`, add the record the check's fix names, `ledger push`; then, with its records "
+                f"on {self.branch}, `git push {self.remote} --delete {ref}`"
+            )
 
     def independent(self, shas: list[str]) -> list[str]:
         """The commits of `shas` that none of the others contains (each queue entry once)."""
