@@ -198,13 +198,14 @@ def test_a_yaml_mistake_is_named_at_its_own_line(repo: Path) -> None:
 
 
 def test_show_keeps_min_and_max_apart(repo: Path) -> None:
-    """Four samples 0.708-0.712: the median supports 0.71, but min and max quoted to the
-    median's digits read 0.71 and 0.71, a range of nothing. They stay 0.708 and 0.712."""
+    """Four samples 0.708-0.712: the median's spread supports 0.71, but min and max quoted to
+    the median's digits read 0.71 and 0.71, a range of nothing. They stay 0.708 and 0.712, and
+    the median keeps their digits (0.710), so it never reads outside or coarser than them."""
     rid = cli(repo, "add", "measurement", "-", input='{"samples": [0.712, 0.709, 0.708, 0.711]}').stdout.strip()
     shown = cli(repo, "show", rid, env={"COLUMNS": "100"})
     assert shown.returncode == 0, shown.stderr
     fields = {line.split()[0]: line.split()[1] for line in shown.stdout.splitlines() if len(line.split()) == 2}
-    assert (fields["min"], fields["median"], fields["max"]) == ("0.708", "0.71", "0.712"), shown.stdout
+    assert (fields["min"], fields["median"], fields["max"]) == ("0.708", "0.710", "0.712"), shown.stdout
 
 
 def test_import_table_never_folds_an_id_at_80_columns(repo: Path) -> None:

@@ -33,6 +33,11 @@ def test_source_can_be_another_checkout(repo: Path, tmp_path: Path) -> None:
     git(other, "add", "-A")
     git(other, "commit", "-q", "-m", "model")
     git(other, "remote", "add", "origin", "https://user:ghp_secret@example.invalid/org/model.git")
+    # Another repository's commits are verified in its clone, declared in `sources:` (an
+    # undeclared one is refused: `sha-foreign`).
+    config = repo / "ledger.yaml"
+    declared = f'sources:\n  "https://example.invalid/org/model.git": "{other}"\n'
+    config.write_text(config.read_text().replace("sources: {}\n", declared, 1))
     rec = added(repo, "--source", str(other))
     assert rec["source"]["sha"] == git(other, "rev-parse", "HEAD").stdout.strip()
     assert rec["source"]["repo"] == "https://example.invalid/org/model.git"  # token never recorded

@@ -18,7 +18,7 @@ from ..schema.envelope import Envelope
 from ..schema.kinds import Contract, Decision, Sandwich
 from .eligibility import Judge
 from .status import stopping_row
-from .stopping_point import DEGRADED, NO_VALID_STEP, stopping_point
+from .stopping_point import DEGRADED, NO_VALID_STEP, Row, stopping_point
 
 
 @dataclass(frozen=True)
@@ -58,12 +58,18 @@ def month_of(record: Envelope) -> str:
     return record.when.strftime("%Y-%m")
 
 
-def months(records: Iterable[Envelope], contract: Contract | None, judge: Judge | None = None) -> list[Month]:
+def months(
+    records: Iterable[Envelope],
+    contract: Contract | None,
+    judge: Judge | None = None,
+    final_rows: list[Row] | None = None,
+) -> list[Month]:
     """Every month that holds a record, newest first, with the stopping point of `contract` at its end.
 
     The stopping point at a month's end is derived from the records of that month and every month
     before it, exactly as `ledger status` would have derived it then (a later correction of an
-    earlier record counts from the month it was made in).
+    earlier record counts from the month it was made in). `final_rows`: the stopping point of
+    all `records`, when the caller derived it already (the last month's end).
     """
     records = list(records)
     by_month: dict[str, list[Envelope]] = {}
@@ -79,7 +85,12 @@ def months(records: Iterable[Envelope], contract: Contract | None, judge: Judge 
         if contract is not None:
             judge = judge or Judge(records)
             now: dict[tuple[str, str], tuple[str | None, str]] = {}
-            for row in stopping_point(so_far, contract=contract, judge=judge)[1]:
+            last = key == max(by_month)
+            # The last month's end is the ledger as it is: the caller's rows, when it has them.
+            rows = final_rows if last and final_rows is not None else None
+            if rows is None:
+                rows = stopping_point(so_far, contract=contract, judge=judge)[1]
+            for row in rows:
                 shown = stopping_row(row)
                 where = (row.topology, _row_class(row.status))
                 state = (shown["measurement"], row.status)

@@ -231,7 +231,13 @@ def quote_of(m, value: float | None, unit: str = "", *, field: str | None = None
     # A typed-looking value passed without its field is taken for a recorded one (a chart's
     # median), kept as recorded.
     computed = value is not None and not isinstance(value, bool) and not _typed(float(value))
-    derived = derived_digits(m) if field is None and computed and getattr(m, "kind", None) == "measurement" else None
+    # Only where the runs are known to be few (n < FEW_RUNS): a measurement transcribed with no
+    # spread and no count (a campaign's 0.707865914 s) keeps its derived figures at the digits
+    # the campaign printed them (40.810314% MFU), as recorded.
+    few = isinstance(getattr(m, "n", None), int) and m.n < FEW_RUNS
+    derived = (
+        derived_digits(m) if few and field is None and computed and getattr(m, "kind", None) == "measurement" else None
+    )
     return quote(value, measurement_uncertainty(m), unit, decimals=decimals, digits=derived)
 
 

@@ -12,6 +12,7 @@ from ..analysis import chronicle
 from ..analysis.figures import sandwich_figures
 from ..analysis.status import Column
 from ..analysis.stopping_point import NO_VALID_STEP
+from ..schema.kinds import Contract
 from .context import Page, SiteData
 from .escape import clip, md_inline
 from .tables import table, verdict, verdict_cell
@@ -76,7 +77,8 @@ def render(data: SiteData, env) -> Iterator[Page]:
             parts.append({"label": label if len(records) > REPORT_CHUNK else month, "href": f"{name}.md"})
         index_rows[month] = parts
     contract = data.current_contract()
-    summary = chronicle.months(data.records, contract, data.judge)  # type: ignore[arg-type]
+    final = data.stopping_rows(contract) if isinstance(contract, Contract) else None
+    summary = chronicle.months(data.records, contract, data.judge, final)  # type: ignore[arg-type]
     yield Page(
         INDEX,
         env.get_template("report_index.md.j2").render(
