@@ -93,19 +93,10 @@ class Point:
     arm: str = ""
 
 
-@dataclass
-class Chart:
-    metric: str
-    contract: str
-    contract_id: str
-    unit: str
+class _ChartFiles:
+    """A chart's page, its wide drawing and its narrow one, named from its slug."""
+
     slug: str
-    points: list[Point] = field(default_factory=list)
-    commits: list[tuple[str, str]] = field(default_factory=list)  # (label sha, label date) per x position
-    x_label: str = ORDER_FIRST_SEEN
-    #: Sandwich arms of this metric and contract left to the sandwiches chart (`sandwiches`).
-    arms: int = 0
-    sandwiches: SandwichChart | None = None
 
     @property
     def href(self) -> str:
@@ -119,6 +110,21 @@ class Chart:
     def thumb(self) -> str:
         """The narrow drawing: its labels stay readable at a thumbnail's width."""
         return f"{self.slug}.narrow.svg"
+
+
+@dataclass
+class Chart(_ChartFiles):
+    metric: str
+    contract: str
+    contract_id: str
+    unit: str
+    slug: str
+    points: list[Point] = field(default_factory=list)
+    commits: list[tuple[str, str]] = field(default_factory=list)  # (label sha, label date) per x position
+    x_label: str = ORDER_FIRST_SEEN
+    #: Sandwich arms of this metric and contract left to the sandwiches chart (`sandwiches`).
+    arms: int = 0
+    sandwiches: SandwichChart | None = None
 
     @property
     def title(self) -> str:
@@ -146,7 +152,7 @@ class Chart:
 
 
 @dataclass
-class SandwichChart:
+class SandwichChart(_ChartFiles):
     """A contract's sandwiches of one metric: per sandwich, in the order tried, A, the
     candidate and B side by side, the A-B midpoint as a dash, the candidate coloured by the
     verdict."""
@@ -159,18 +165,6 @@ class SandwichChart:
     tried: list[Sandwich] = field(default_factory=list)  # in the order tried
     points: list[Point] = field(default_factory=list)
     accepted: set[str] = field(default_factory=set)  # sandwich ids an accepted decision cites
-
-    @property
-    def href(self) -> str:
-        return f"{self.slug}.md"
-
-    @property
-    def svg(self) -> str:
-        return f"{self.slug}.svg"
-
-    @property
-    def thumb(self) -> str:
-        return f"{self.slug}.narrow.svg"
 
     @property
     def title(self) -> str:

@@ -76,9 +76,10 @@ def render(data: SiteData, env) -> Iterator[Page]:
             )
             parts.append({"label": label if len(records) > REPORT_CHUNK else month, "href": f"{name}.md"})
         index_rows[month] = parts
-    contract = data.current_contract()
-    final = data.stopping_rows(contract) if isinstance(contract, Contract) else None
-    summary = chronicle.months(data.records, contract, data.judge, final)  # type: ignore[arg-type]
+    current = data.current_contract()
+    contract = current if isinstance(current, Contract) else None
+    final = data.stopping_rows(contract) if contract is not None else None
+    summary = chronicle.months(data.records, contract, data.judge, final)
     yield Page(
         INDEX,
         env.get_template("report_index.md.j2").render(
