@@ -50,6 +50,7 @@ from . import (
     sandwiches,
     specs,
 )
+from .build_cache import BuildCache
 from .commit_order import commit_order
 from .context import Page, SiteData
 from .forge import forge_of
@@ -83,6 +84,8 @@ class SiteResult:
     #: the build waited for them after MkDocs finished.
     rules_s: float = 0.0
     rules_wait_s: float = 0.0
+    #: Pages whose page-rule verdict a previous build remembered (unchanged text and evidence).
+    rules_cached: int = 0
     #: Wall time of the whole build, start to finish.
     total_s: float = 0.0
     warnings: list[Problem] = field(default_factory=list)
@@ -102,6 +105,7 @@ class SiteResult:
             "linkcheck_s": round(self.linkcheck_s, 3),
             "rules_s": round(self.rules_s, 3),
             "rules_wait_s": round(self.rules_wait_s, 3),
+            "rules_cached": self.rules_cached,
             "total_s": round(self.total_s, 3),
             "warnings": [p.as_dict() for p in self.warnings],
         }
@@ -110,7 +114,7 @@ class SiteResult:
 def _timed_rules(pages, active, spreads, prefix):
 
     started = time.perf_counter()
-    problems = page_rules.check_texts(pages, active, spreads, prefix)
+    problems = page_rules.check_each(pages, active, spreads, prefix)
     return problems, time.perf_counter() - started
 
 
@@ -348,41 +352,81 @@ def _build_locked(ledger, mkdocs_yml, settings, active, target, strict, progress
         mkdocs_run.ensure_nav(mkdocs_yml, prefix, settings)
     directory_urls = mkdocs_run.directory_urls(mkdocs_yml, settings)
     pages, data, docs = generate(ledger, progress=progress, directory_urls=directory_urls, active=active)
-    rules_args = (
-        [(p.path, p.text) for p in pages],
-        active,
-        page_rules.spreads(data),
-        os.path.relpath(docs, ledger.root) + "/",
-    )
+    rules = _Rules(pages, data, active, docs, os.path.relpath(docs, ledger.root) + "/")
     generation_s = time.perf_counter() - started
     result = SiteResult(docs, None, len(pages), len(data.records), generation_s)
-    # The page rules parse every page with markdown-it (pure Python, ~10 ms a page), so on
-    # a large site they run in a second process while MkDocs builds in this one.
-    pool = None
-    if mkdocs and len(pages) > PARALLEL_RULES_PAGES:
-        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork" if os.name == "posix" else "spawn"))
-        pending = pool.submit(_timed_rules, *rules_args)
-    else:
-        progress("page rules", 0, None)
-        rule_problems, result.rules_s = _timed_rules(*rules_args)
-        result.warnings.extend(rule_problems)
+    result.rules_cached = rules.cached
     try:
+        rules.start(parallel=mkdocs, progress=progress)
         if mkdocs:
             hidden = {prefix + p.path for p in pages if p.empty}
             _mkdocs_into(mkdocs_yml, target, strict, result, progress, hidden)
-        if pool is not None:
-            progress("page rules", 0, None)
-            started = time.perf_counter()
-            rule_problems, result.rules_s = pending.result()
-            result.rules_wait_s = time.perf_counter() - started
-            result.warnings[:0] = rule_problems
+        progress("page rules", 0, None)
+        result.warnings[:0] = rules.finish(result)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        rules.close()
     result.total_s = time.perf_counter() - begun
     if strict and result.warnings:
         raise SiteCheckFailed(f"the site has {len(result.warnings)} problem(s) under --strict", result.warnings)
     return result
+
+
+class _Rules:
+    """The page rules on every generated page. A page verified before, with the same text and
+    evidence under the same rules and code, keeps its verdict (`build_cache`); the others are
+    parsed with markdown-it (pure Python, ~10 ms a page), on a large site in worker processes,
+    one per core but the one MkDocs builds on."""
+
+    def __init__(self, pages: list[Page], data: SiteData, active: dict[str, Active], docs: Path, prefix: str):
+        self.texts = [(p.path, p.text) for p in pages]
+        self.spread = page_rules.spreads(data)
+        self.active = active
+        self.prefix = prefix
+        self.cache = BuildCache.open(
+            _lock_path(docs).with_suffix(".rules-cache"), page_rules.settings_of(active, prefix)
+        )
+        self.found, self.keys = page_rules.remembered(self.cache, self.texts, self.spread)
+        self.todo = [i for i, f in enumerate(self.found) if f is None]
+        self.cached = len(pages) - len(self.todo)
+        self.pool: ProcessPoolExecutor | None = None
+        self.chunks: list[list[int]] = []
+        self.pending: list = []
+
+    def _args(self, chunk: list[int]) -> tuple:
+        return [self.texts[i] for i in chunk], self.active, self.spread, self.prefix
+
+    def start(self, parallel: bool, progress: Progress) -> None:
+        todo = self.todo
+        if not (parallel and len(todo) > PARALLEL_RULES_PAGES):
+            progress("page rules", 0, None)
+            self.chunks = [todo]
+            self.pending = [_timed_rules(*self._args(todo))]
+            return
+        workers = max(1, min((os.cpu_count() or 2) - 1, len(todo) // PARALLEL_RULES_PAGES))
+        # Several chunks a worker, so one slow chunk (the report's long months) does not hold the rest.
+        size = max(1, -(-len(todo) // (workers * 4)))
+        self.chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        self.pool = ProcessPoolExecutor(workers, mp_context=context)
+        self.pending = [self.pool.submit(_timed_rules, *self._args(chunk)) for chunk in self.chunks]
+
+    def finish(self, result: SiteResult) -> list[Problem]:
+        """Every page's problems, in page order; what was verified now is remembered."""
+        started = time.perf_counter()
+        for chunk, done in zip(self.chunks, self.pending):
+            each, seconds = done.result() if self.pool is not None else done
+            result.rules_s += seconds
+            for i, problems in zip(chunk, each):
+                self.found[i] = problems
+                page_rules.remember(self.cache, self.keys[i], problems)
+        if self.pool is not None:
+            result.rules_wait_s = time.perf_counter() - started
+        self.cache.save()
+        return [p for problems in self.found for p in problems or ()]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
 
 
 def _mkdocs_into(

@@ -9,9 +9,12 @@ ledger.yaml, as for `ledger check`.
 
 from __future__ import annotations
 
+import re
+
 from ..checks.pages import Evidence, check_page
 from ..checks.registry import Active, configure
 from ..errors import Problem
+from .build_cache import BuildCache, key
 from .context import Page, SiteData
 
 #: The page rules that apply to generated pages (the owed high-water mark is about the
@@ -40,10 +43,62 @@ def check_texts(
 ) -> list[Problem]:
     """`check` on plain data (the rules as `configure` made them), so it can run in a worker
     process beside MkDocs."""
+    return [p for found in check_each(pages, configured, spread, prefix) for p in found]
 
-    active = {k: v for k, v in configured.items() if k in SITE_RULES and v.severity != "off"}
+
+def _site_rules(configured: dict[str, Active]) -> dict[str, Active]:
+    return {k: v for k, v in configured.items() if k in SITE_RULES and v.severity != "off"}
+
+
+def settings_of(configured: dict[str, Active], prefix: str = "") -> str:
+    """What the page rules' verdicts depend on besides a page's own text and evidence: the
+    site rules' severities and parameters, and the prefix their file names carry."""
+    active = _site_rules(configured)
+    return repr(
+        (prefix, sorted((k, v.severity, sorted((p, repr(x)) for p, x in v.params.items())) for k, v in active.items()))
+    )
+
+
+#: A record id anywhere in a page's Markdown: the figures rule reads the spread of the ids a
+#: block names (in its text or its links), and both are substrings of the page's text.
+_ID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
+
+
+def page_key(path: str, text: str, spread: dict[str, float]) -> str:
+    """The digest of all one page's verdict reads: its path, its text, and the spread of
+    every record id it names (a measurement's spread is fixed, but a correction may add one)."""
+    ids = sorted(set(_ID.findall(text)))
+    return key(path, text, repr([(i, spread[i]) for i in ids if i in spread]))
+
+
+def remembered(
+    cache: BuildCache, pages: list[tuple[str, str]], spread: dict[str, float]
+) -> tuple[list[list[Problem] | None], list[str]]:
+    """For each page, the problems the cache remembers (None where it does not), and each
+    page's key (for `remember`)."""
+    keys = [page_key(path, text, spread) for path, text in pages]
+    found: list[list[Problem] | None] = []
+    for digest in keys:
+        entry = cache.get(digest)
+        try:
+            found.append([Problem(*p) for p in entry] if entry is not None else None)
+        except TypeError:  # not the shape this version writes: verify the page again
+            found.append(None)
+    return found, keys
+
+
+def remember(cache: BuildCache, digest: str, problems: list[Problem]) -> None:
+    cache.put(digest, tuple((p.file, p.where, p.message, p.fix) for p in problems))
+
+
+def check_each(
+    pages: list[tuple[str, str]], configured: dict[str, Active], spread: dict[str, float], prefix: str = ""
+) -> list[list[Problem]]:
+    """The problems of each page, in the order of `pages`."""
+
+    active = _site_rules(configured)
     if not active:
-        return []
+        return [[] for _ in pages]
     problems: list[Problem] = []
 
     def emit(
@@ -62,9 +117,12 @@ def check_texts(
         value = spread.get(record_id)
         return Evidence(value, None) if value is not None else None
 
+    out: list[list[Problem]] = []
     for path, text in pages:
         # A generated page names many records: a figure is judged by the records its own
         # block names, never by every id on the page. The raw HTML of a generated page is
         # ledger's own (user text is escaped), so it is read as MkDocs renders it.
         check_page(path, text, active, emit, evidence_of, whole_page=False, html=True)
-    return problems
+        out.append(problems)
+        problems = []
+    return out
