@@ -54,6 +54,8 @@ LAZY_OK = (
     "torch",
     "matplotlib",
     "mkdocs",
+    # MkDocs-Material's search plugin, whose per-page entries the site build remembers (site.mkdocs_cache).
+    "material",
     # MkDocs' own gitignore matcher (its `not_in_nav`), loaded with MkDocs when a site builds.
     "pathspec",
     "pynvml",

@@ -86,6 +86,8 @@ class SiteResult:
     rules_wait_s: float = 0.0
     #: Pages whose page-rule verdict a previous build remembered (unchanged text and evidence).
     rules_cached: int = 0
+    #: MkDocs steps (a page's HTML, its search entries) answered from the cache (mkdocs_cache).
+    mkdocs_cached: int = 0
     #: Wall time of the whole build, start to finish.
     total_s: float = 0.0
     warnings: list[Problem] = field(default_factory=list)
@@ -106,6 +108,7 @@ class SiteResult:
             "rules_s": round(self.rules_s, 3),
             "rules_wait_s": round(self.rules_wait_s, 3),
             "rules_cached": self.rules_cached,
+            "mkdocs_cached": self.mkdocs_cached,
             "total_s": round(self.total_s, 3),
             "warnings": [p.as_dict() for p in self.warnings],
         }
@@ -360,7 +363,8 @@ def _build_locked(ledger, mkdocs_yml, settings, active, target, strict, progress
         rules.start(parallel=mkdocs, progress=progress)
         if mkdocs:
             hidden = {prefix + p.path for p in pages if p.empty}
-            _mkdocs_into(mkdocs_yml, target, strict, result, progress, hidden)
+            cache_file = _lock_path(docs).with_suffix(".mkdocs-cache")
+            _mkdocs_into(mkdocs_yml, target, strict, result, progress, hidden, cache_file)
         progress("page rules", 0, None)
         result.warnings[:0] = rules.finish(result)
     finally:
@@ -436,17 +440,23 @@ def _mkdocs_into(
     result: SiteResult,
     progress: Progress,
     hidden: AbstractSet[str] = frozenset(),
+    cache_file: Path | None = None,
 ) -> None:
     """MkDocs into a fresh folder beside `target`, links checked there, then swapped into
-    place; `hidden` pages (empty section indexes) are left out of the navigation."""
+    place; `hidden` pages (empty section indexes) are left out of the navigation; each page's
+    HTML is remembered in `cache_file` (`mkdocs_cache`)."""
 
     progress("mkdocs build", 0, None)
     started = time.perf_counter()
+    counts: dict[str, int] = {}
     target.parent.mkdir(parents=True, exist_ok=True)
     # A fresh folder ledger makes (never one of the same name a checkout brought).
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
     try:
-        built, mk_warnings = mkdocs_run.build(mkdocs_yml, out=staging, strict=strict, hidden=hidden)
+        built, mk_warnings = mkdocs_run.build(
+            mkdocs_yml, out=staging, strict=strict, hidden=hidden, cache_file=cache_file, counts=counts
+        )
+        result.mkdocs_cached = counts.get("remembered", 0)
         result.mkdocs_s = time.perf_counter() - started
         result.warnings.extend(mk_warnings)
         progress("checking links", 0, None)

@@ -22,6 +22,8 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from ..config import inside, yaml_rt
 from ..errors import InputError, Problem
+from . import mkdocs_cache
+from .build_cache import BuildCache
 
 #: (title, page) of the generated index pages, in nav order.
 NAV = (
@@ -257,10 +259,19 @@ def without(nav: Any, hidden: AbstractSet[str]) -> Any:
 
 
 def build(
-    mkdocs_yml: Path, *, out: Path | None = None, strict: bool = True, hidden: AbstractSet[str] = frozenset()
+    mkdocs_yml: Path,
+    *,
+    out: Path | None = None,
+    strict: bool = True,
+    hidden: AbstractSet[str] = frozenset(),
+    cache_file: Path | None = None,
+    counts: dict[str, int] | None = None,
 ) -> tuple[Path, list[Problem]]:
     """Run `mkdocs build` in-process; its warnings come back as Problems (never printed here).
-    Pages in `hidden` (paths under docs_dir) are built but left out of the navigation."""
+    Pages in `hidden` (paths under docs_dir) are built but left out of the navigation. With
+    `cache_file`, each page's HTML and search entries are remembered there between builds
+    (`mkdocs_cache`): the same bytes, rendered only where the inputs changed. `counts`, when
+    given, receives how many steps were remembered and how many were done."""
     from mkdocs.commands.build import build as mk_build
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, ConfigurationError
@@ -291,8 +302,13 @@ def build(
             # Declared out of the nav, as ledger's other generated pages are (no notice).
             extra = GitIgnoreSpec.from_lines(f"/{h}" for h in sorted(hidden))
             config["not_in_nav"] = extra if config.get("not_in_nav") is None else config["not_in_nav"] + extra
+        cache = BuildCache.open(cache_file, mkdocs_cache.settings_of(config, mkdocs_yml.read_text(encoding="utf-8")))
         try:
-            mk_build(config)
+            with mkdocs_cache.remembering(cache):
+                mk_build(config)
+            cache.save()
+            if counts is not None:
+                counts.update(remembered=cache.hits, done=cache.misses)
         except Abort as exc:
             raise InputError(
                 "mkdocs build failed", [Problem(str(mkdocs_yml), "", str(exc), "see the messages above")]
