@@ -247,6 +247,9 @@ def main() -> int:
     )
     parser.add_argument("--no-record", action="store_true", help="do not add the figures to the repository's ledger")
     parser.add_argument("--baseline", help="a commit to build beside this checkout, run for run (e.g. 524041e)")
+    parser.add_argument(
+        "--current", help="build this commit's code (exported) instead of the working tree's, e.g. main's HEAD"
+    )
     parser.add_argument("--incremental", type=int, default=10, help="records pushed before the incremental build")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tmp", help=argparse.SUPPRESS)
@@ -261,6 +264,8 @@ def main() -> int:
     sides = [("this checkout " + head.stdout.strip(), ROOT / "src")]
     rows = []
     with tempfile.TemporaryDirectory(prefix="ledger-site-bench-") as tmp:
+        if args.current:
+            sides = [(f"this {args.current}", _baseline_source(args.current, Path(tmp)))]
         if args.baseline:
             sides.insert(0, (f"baseline {args.baseline}", _baseline_source(args.baseline, Path(tmp))))
         for size, rep in zip(args.sizes, repeats):
