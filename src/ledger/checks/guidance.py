@@ -23,7 +23,7 @@ from ..analysis.eligibility import DEFAULT_THRESHOLDS, THRESHOLD_DOCS, gpu_readi
 from ..analysis.regate import OWED, SCRATCH_TAG, Point, Run, establishing, points_by_contract, regate_states
 from ..schema.kinds import Contract, Environment
 from ..schema.migrate import upgrade
-from ..schema.registry import record_adapter
+from ..schema.registry import validate_record
 from .result import WARNING
 from .rule import Rule
 
@@ -217,6 +217,6 @@ def load_model(root: Path, rel: str):
     if path.is_symlink():
         return None  # never followed; the symlinks rule reports it
     try:
-        return record_adapter().validate_python(upgrade(json.loads(path.read_bytes())))
+        return validate_record(upgrade(json.loads(path.read_bytes())))
     except Exception:  # schema-valid reports it
         return None

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..config import CONFIG_NAME
-from ..schema.registry import record_adapter
+from ..schema.registry import build_all
 from .cache import VerificationCache
 from .findings import Findings
 from .info import Info
@@ -44,7 +44,7 @@ def _inspect_all(root: str, paths: list[str], rules: FileRules) -> list[Inspecte
     chunks = [paths[i : i + chunk] for i in range(0, len(paths), chunk)]
     out: list[Inspected] = []
 
-    record_adapter()  # build the validator once, before forking
+    build_all()  # build the validators once, before forking
     with ctx.Pool(workers) as pool:
         for part in pool.starmap(_inspect_each, [(root, c, rules) for c in chunks]):
             out.extend(part)

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from ..analysis.figures import uncertainty_percent
 from ..redact import find_secrets
 from ..schema.migrate import FormatError, upgrade
-from ..schema.registry import record_adapter
+from ..schema.registry import validate_record
 from ..store.canonical import NotCanonical, canonical_bytes, content_hash, hash_of_file
 from ..store.ids import id_seconds
 from ..store.ledger import shard_of
@@ -411,7 +411,7 @@ def _validate_record(display: str, data: dict, rules: FileRules, out: list[Viola
     """schema-valid: the record its kind's schema reads from `data` (upgraded to this ledger's
     format), or None when it does not validate."""
     try:
-        return record_adapter().validate_python(upgrade(data))
+        return validate_record(upgrade(data))
     except FormatError as exc:
         if rules.on("schema-valid"):
             out.append(_v(rules, "schema-valid", display, str(exc), field="format_version", fix="upgrade ledger"))

@@ -40,7 +40,10 @@ Slug = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/+-]{
 class Model(BaseModel):
     """Base of every schema model: unknown fields are refused, so a typo is an error."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=False, str_strip_whitespace=False)
+    # defer_build: a model's validator is built the first time it validates, so a process
+    # that reads one kind (`ledger push` checking five measurements) does not build all
+    # fourteen at import (0.24 s of every `ledger` process before).
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, str_strip_whitespace=False, defer_build=True)
 
 
 class Source(Model):

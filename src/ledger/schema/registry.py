@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Any, Union, cast
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field, TypeAdapter, ValidationError
 
 from .envelope import Envelope
 from .kinds import (
@@ -59,6 +59,29 @@ def record_adapter() -> TypeAdapter:
     # Union[...] of a runtime tuple: PEP 604's `|` cannot be spelled over a tuple.
     union = Annotated[Union[tuple(KINDS.values())], Field(discriminator="kind")]  # type: ignore[valid-type]  # noqa: UP007
     return TypeAdapter(cast(Any, union))
+
+
+def validate_record(data: object) -> Envelope:
+    """The record `data` holds, validated by its kind's model. A record of a known kind is
+    validated by that model alone (with `defer_build`, a process that reads five measurements
+    builds the measurement model only, not all the kinds); anything else, and any record that
+    fails, goes through `record_adapter`, so errors read the same either way (their location
+    starts with the kind, as the discriminated union gives it)."""
+    kind = data.get("kind") if isinstance(data, dict) else None
+    model = KINDS.get(kind) if isinstance(kind, str) else None
+    if model is not None:
+        try:
+            return model.model_validate(data)
+        except ValidationError:
+            pass
+    return record_adapter().validate_python(data)
+
+
+def build_all() -> None:
+    """Build every kind's validator now (before forking workers that would each build them)."""
+    for model in KINDS.values():
+        model.model_rebuild()
+    record_adapter()
 
 
 def model_for(kind: str) -> type[Envelope]:

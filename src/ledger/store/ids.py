@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ulid import ULID
-
 ID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 
 
 def new_id(at: datetime | None = None) -> str:
+    # Imported here: python-ulid reads its version from importlib.metadata at import (40 ms),
+    # and only a command that writes a record needs a new id.
+    from ulid import ULID
+
     return str(ULID.from_datetime(at) if at is not None else ULID())
 
 
@@ -19,6 +21,8 @@ def is_id(text: str) -> bool:
 
 
 def id_time(record_id: str) -> datetime:
+    from ulid import ULID
+
     return ULID.from_str(record_id).datetime
 
 
