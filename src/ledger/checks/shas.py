@@ -118,6 +118,10 @@ def _check_repo_shas(
     full_shas = [c for c in resolved.values() if c]
     reachable = source.reachable(full_shas)
     lost = unkept(source, full_shas, pushing) if pushing is not None else set()
+    if pushing is not None:
+        # A commit this push or the remote keeps (a `ledger-keep` tag pushed to the remote and
+        # never fetched here, a branch of the remote) is in every fresh clone: not historical.
+        reachable |= set(full_shas) - lost
     _report_shas(f, by_sha, resolved, reachable, repo, where, lost, pushing.remote if pushing else None)
 
 
