@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from conftest import cli, git
 
-from ledger.store.stamps import detect_allocation, redact_url
+from ledger.store.stamps import detect_allocation, gpus_visible, redact_url
 
 
 def added(repo: Path, *args: str, env: dict[str, str] | None = None, body: str = "body: x") -> dict:
@@ -82,6 +83,21 @@ def test_torchrun_allocation_and_overrides(repo: Path) -> None:
     assert rec["allocation"]["id"] == "torchrun-abc"
     rec = added(repo, "--allocation", "job-9", "--topology", "4x H200", env=env)
     assert rec["allocation"]["id"] == "job-9" and rec["allocation"]["topology"] == "4x H200"
+
+
+def test_torchrun_on_cpu_stamps_cpu_processes_not_gpus(repo: Path) -> None:
+    """The guide's torchrun recipe (`--nproc-per-node 8`) run where no GPU is visible (CUDA
+    hides them all, as on a CPU-only node) stamps what ran: 8 CPU processes, not "8x GPU"."""
+    env = {"WORLD_SIZE": "8", "LOCAL_WORLD_SIZE": "8", "TORCHELASTIC_RUN_ID": "cpu", "CUDA_VISIBLE_DEVICES": ""}
+    rec = added(repo, env=env)
+    alloc = rec["allocation"]
+    assert alloc["scheduler"] == "torchrun" and alloc["nodes"] == 1
+    assert alloc["topology"] == "8x CPU process" and alloc.get("gpus_per_node") is None
+    seen = added(repo, env={**env, "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7", "LEDGER_GPU_NAME": "H200"})
+    if gpus_visible(os.environ | {"CUDA_VISIBLE_DEVICES": "0"}):  # a GPU host: the ranks are GPUs
+        assert seen["allocation"]["topology"] == "8x H200"
+    else:
+        assert seen["allocation"]["topology"] == "8x CPU process"
 
 
 def test_ci_and_local_allocations() -> None:

@@ -152,6 +152,22 @@ def _boot_id() -> str:
         return "0"
 
 
+def gpus_visible(env: Mapping[str, str]) -> bool:
+    """Whether this process can see a GPU, without importing torch: CUDA_VISIBLE_DEVICES (or
+    ROCm's HIP_VISIBLE_DEVICES) set empty or to -1 hides them all; else an NVIDIA driver's
+    GPU list, or AMD's /dev/kfd."""
+    for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"):
+        value = env.get(name)
+        if value is not None and value.strip() in ("", "-1"):
+            return False
+    try:
+        if any(Path("/proc/driver/nvidia/gpus").iterdir()):
+            return True
+    except OSError:
+        pass
+    return Path("/dev/kfd").exists()
+
+
 @dataclass(frozen=True)
 class AllocationOverrides:
     id: str | None = None
@@ -165,6 +181,7 @@ def detect_allocation(env: Mapping[str, str] | None = None, overrides: Allocatio
     overrides = overrides or AllocationOverrides()
     nodes: int | None = None
     gpn: int | None = None
+    cpu_ranks: int | None = None
     hosts: list[str] = []
     if env.get("SLURM_JOB_ID"):
         scheduler, alloc_id = "slurm", env["SLURM_JOB_ID"]
@@ -177,7 +194,13 @@ def detect_allocation(env: Mapping[str, str] | None = None, overrides: Allocatio
     elif env.get("WORLD_SIZE") and env.get("LOCAL_WORLD_SIZE"):
         scheduler = "torchrun"
         world, local = int(env["WORLD_SIZE"]), int(env["LOCAL_WORLD_SIZE"])
-        nodes, gpn = max(1, world // max(local, 1)), local
+        nodes = max(1, world // max(local, 1))
+        # torchrun's LOCAL_WORLD_SIZE counts processes, not GPUs: `--nproc-per-node 8` on a
+        # machine without one runs 8 CPU processes, which are not "8x GPU".
+        if gpus_visible(env):
+            gpn = local
+        else:
+            cpu_ranks = nodes * local
         run = env.get("TORCHELASTIC_RUN_ID") or env.get("MASTER_ADDR", "") + ":" + env.get("MASTER_PORT", "")
         alloc_id = f"torchrun-{run}" if run.strip(":") else f"torchrun-{socket.gethostname()}-{_boot_id()}"
     elif env.get("GITHUB_ACTIONS") == "true" and env.get("GITHUB_RUN_ID"):
@@ -200,6 +223,8 @@ def detect_allocation(env: Mapping[str, str] | None = None, overrides: Allocatio
     if topology is None and nodes is not None and gpn:
         gpu = env.get("LEDGER_GPU_NAME", "GPU")
         topology = f"{nodes * gpn}x {gpu}"
+    elif topology is None and cpu_ranks:
+        topology = f"{cpu_ranks}x CPU process"
     named = overrides.id or env.get("LEDGER_ALLOCATION")
     if named and named != alloc_id:
         # A named allocation (`--allocation`, LEDGER_ALLOCATION) is another machine or job than
