@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -99,6 +100,9 @@ def test_commit_per_add_writers_merge_and_every_stamp_resolves(pushed: Path, tmp
         assert git(remote, "merge-base", "--is-ancestor", sha, "main", check=False).returncode == 0, sha
     assert git(remote, "tag", "--list").stdout == ""
     assert len(on_main(remote)) == 4
+    # Each push landed in the push that queued it, and took its queue ref back.
+    assert git(remote, "for-each-ref", "refs/ledger/incoming/").stdout == ""
+    assert report["queue_ref"] is None and any("removed its queue ref" in a for a in report["actions"])
     fresh_check(remote, tmp_path / "fresh")
 
 
@@ -125,7 +129,7 @@ def test_many_writers_at_once_land_without_serialising(pushed: Path, tmp_path: P
     pushes = [r["pushes"] for r in reports]
     assert max(pushes) <= 4 and sum(pushes) <= 2 * len(jobs), pushes  # 1+2+3+4+5 = 15 when pushes serialise
     git(remote, "fsck", "--no-progress")
-    assert git(remote, "for-each-ref", "refs/ledger/incoming/").stdout.count("\n") <= 1
+    assert git(remote, "for-each-ref", "refs/ledger/incoming/").stdout == ""  # no job leaves its queue ref
     fresh_check(remote, tmp_path / "fresh")
 
 
@@ -144,6 +148,10 @@ def test_a_queued_push_lands_with_the_next_integration(pushed: Path, tmp_path: P
     queued, report = push(b, "--wait", "0")
     assert queued.returncode == 0 and report["outcome"] == "queued", queued.stderr
     assert report["queue_ref"].startswith("refs/ledger/incoming/")
+    # What happened: a's push held the remote's ref lock at that moment; nobody landed first.
+    assert "origin's ref main was locked by another writer's push at that moment" in queued.stderr, queued.stderr
+    assert "landed first" not in queued.stderr and "integrated first" not in queued.stderr
+    assert report["records"] == 0 and report["records_queued"] == report["records_new"] == 1
     flag.unlink()
     _, held = holder.communicate(timeout=60)  # waits, and closes its pipe
     assert holder.returncode == 0, held
@@ -173,16 +181,21 @@ def test_a_kill_mid_push_leaves_locks_that_the_next_push_names(pushed: Path, tmp
     flag.unlink()
     locks = sorted(str(p) for p in remote.rglob("*.lock"))
     assert any(p.endswith("main.lock") for p in locks), locks
-    for lock in locks:  # a minute passes: older than any ref update takes
-        os.utime(lock, (time.time() - 60, time.time() - 60))
-    blocked, report = push(job, "--wait", "0")
+    for lock in locks:  # two and a half minutes pass: older than any ref update takes
+        os.utime(lock, (time.time() - 150.4, time.time() - 150.4))
+    blocked, report = push(job, "--no-queue")
     assert blocked.returncode == 2, blocked.stderr
+    # Nothing landed and nothing is queued (--no-queue): the one record is only in this clone.
+    assert (report["records"], report["records_queued"], report["records_new"]) == (0, 0, 1)
+    assert "safe in refs/ledger/incoming" not in blocked.stderr
     assert "recovering: a `ledger push`" in blocked.stderr and "while at 'push'" in blocked.stderr
     assert report["outcome"] == "blocked"
     named = {lock["path"] for lock in report["locks"]}
     assert named == {os.path.normpath(p) for p in locks}
     for lock in report["locks"]:
         assert f"Clear it: {lock['clear']}" in blocked.stderr
+        # 150 s and the seconds the push took since: never rounded up to "3 min".
+        assert re.search(rf"{re.escape(lock['path'])} is 2 min 3\d s old", blocked.stderr), blocked.stderr
         subprocess.run(lock["clear"], shell=True, check=True)
     landed, report = push(job)
     assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
@@ -307,3 +320,57 @@ def test_a_refused_queued_push_fails_the_integrate_job_and_says_how_to_recover(p
     left = git(remote, "for-each-ref", "refs/ledger/incoming/").stdout
     assert ref not in left, (ref, left)
     fresh_check(remote, tmp_path / "fresh")
+
+
+def test_push_shows_the_checks_warnings_and_what_the_hooks_printed(pushed: Path, tmp_path: Path) -> None:
+    """A push that lands with a warning of the check (an abbreviated source SHA) shows the
+    warning, as the hook would; what the user's chained pre-push hook prints is shown too."""
+    remote = tmp_path / "remote.git"
+    job = clone(remote, tmp_path / "job")
+    chained = job / ".git" / "hooks" / "pre-push.ledger-chained"
+    chained.write_text("#!/bin/sh\ncat >/dev/null\necho 'warning: GPU clocks were not pinned on node 3' >&2\n")
+    chained.chmod(0o755)
+    short = git(job, "rev-parse", "--short=12", "HEAD").stdout.strip()
+    added = run_ledger(job, "add", "note", "-", "--source-sha", short, input='{"body": "from an old log"}')
+    assert added.returncode == 0, added.stderr
+    landed, report = push(job)
+    assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    assert f"warning[sha-abbreviated] field source.sha: source commit {short} is abbreviated" in landed.stderr, (
+        landed.stderr
+    )
+    assert [w["rule"] for w in report["warnings"]] == ["sha-abbreviated"]
+    assert "ledger push: git push said: warning: GPU clocks were not pinned on node 3" in landed.stderr
+    assert "warning: GPU clocks were not pinned on node 3" in report["hook_output"]
+
+
+def test_a_full_sha_kept_by_a_remote_ledger_keep_tag_is_not_called_abbreviated(pushed: Path, tmp_path: Path) -> None:
+    """A record stamped with a commit that a reset left behind, kept by the `ledger-keep` tag
+    the check's fix names (pushed to the remote, never fetched here): a fresh clone has it, so
+    the push reports no `sha-abbreviated` ("historical"), and lands."""
+    remote = tmp_path / "remote.git"
+    job = clone(remote, tmp_path / "job")
+    git(job, "commit", "-q", "--allow-empty", "-m", "the measured change")
+    measured = git(job, "rev-parse", "HEAD").stdout.strip()
+    notes(job, "measured at the change")
+    git(job, "push", "-q", "origin", f"{measured}:refs/tags/ledger-keep/{measured[:12]}")
+    git(job, "reset", "-q", "--hard", "HEAD~1")  # the change is dropped; the record file stays
+    assert git(job, "tag", "--list").stdout == ""
+    landed, report = push(job)
+    assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    assert "sha-abbreviated" not in landed.stderr and report["warnings"] == [], landed.stderr
+    fresh_check(remote, tmp_path / "fresh")
+
+
+def test_seconds_count_from_the_process_start(pushed: Path, tmp_path: Path) -> None:
+    """The JSON's `seconds` is the command's whole wall time (Python's start and the imports
+    included, what a job script waits for), `push_seconds` the push alone, `cpu_seconds` the
+    CPU of the process and the git it ran."""
+    remote = tmp_path / "remote.git"
+    job = clone(remote, tmp_path / "job")
+    notes(job, "one")
+    began = time.monotonic()
+    landed, report = push(job)
+    wall = time.monotonic() - began
+    assert landed.returncode == 0, landed.stderr
+    assert report["push_seconds"] < report["seconds"] <= wall
+    assert report["cpu_seconds"] > 0

@@ -8,7 +8,7 @@ import click
 
 from ..checks.report import text as check_text
 from ..sync import PushOptions, push
-from .output import open_ledger
+from .output import open_ledger, visible
 
 
 @click.command("push")
@@ -75,14 +75,17 @@ def command(
         integrate_only=integrate_only,
         message=message,
     )
-    report = push(ledger, options, say=lambda line: click.echo(f"ledger push: {line}", err=True))
+    report = push(ledger, options, say=lambda line: click.echo(visible(f"ledger push: {line}"), err=True))
     if report.check is not None:
-        click.echo(check_text(report.check), err=True)
+        click.echo(visible(check_text(report.check)), err=True)
+    elif report.warned is not None:
+        # A push that lands with warnings shows them, as the hook would have.
+        click.echo(visible(check_text(report.warned)), err=True)
     for ref, refused in report.left_queued_checks.items():
         # Another writer's push that cannot go in: say why here too, since its writer's clone
         # may be gone (a SLURM task's node-local scratch) and this may be the only run that sees it.
         click.echo(f"ledger push: queued push {ref} was refused and left queued:", err=True)
-        click.echo(check_text(refused), err=True)
+        click.echo(visible(check_text(refused)), err=True)
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(), indent=2))
     return report.exit_code

@@ -63,11 +63,16 @@ class StaleLock:
 
 
 def _age(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    """An age in words, truncated to the second and never rounded up: 150 s reads "2 min 30 s"
+    (a lock "3 min old" after 150 s overstated how long it had been held)."""
+    whole = int(seconds)
+    if whole < 120:
+        return f"{whole} s"
+    if whole < 7200:
+        minutes, rest = divmod(whole, 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, rest = divmod(whole // 60, 60)
+    return f"{hours} h {rest} min" if rest else f"{hours} h"
 
 
 def locks_named(stderr: str) -> list[str]:

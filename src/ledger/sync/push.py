@@ -125,13 +125,25 @@ class PushReport:
     branch: str
     outcome: str = "nothing"  # "landed", "queued", "nothing", "refused", "blocked"
     commit: str | None = None
+    #: Records this run landed on the branch: 0 unless the outcome is "landed" (a blocked or
+    #: refused push landed none, whatever it brought).
     records: int = 0
+    #: Records this clone brings that the remote's branch lacked when it fetched.
+    records_new: int = 0
+    #: Of those, the records waiting in this push's queue ref (outcome "queued", or "blocked"
+    #: with the queue ref pushed): on the remote, not on the branch yet.
+    records_queued: int = 0
     queue_ref: str | None = None
     attempts: list[Attempt] = field(default_factory=list)
     #: What it did on the way, in words (recovery, commits, merges), in order.
     actions: list[str] = field(default_factory=list)
     #: The check that refused the push, when it was refused.
     check: CheckResult | None = None
+    #: The last check that passed with warnings (they are shown, not only counted).
+    warned: CheckResult | None = None
+    #: What the hooks and the remote printed on the way (a chained pre-push hook of the
+    #: user's, the remote's own hooks), line by line.
+    hook_output: list[str] = field(default_factory=list)
     #: Queued pushes (other writers' and its own) that this run's integration landed.
     integrated: int = 0
     #: Queued pushes an integration left queued because they fail the check alone: ref -> rules.
@@ -142,7 +154,13 @@ class PushReport:
     #: queue is the one that must say so), not only a line on the way.
     integrate_only: bool = False
     locks: list[StaleLock] = field(default_factory=list)
+    #: Wall seconds since this process started (Python's start and the imports included: what
+    #: a job script waits for), and of that the push itself.
     seconds: float = 0.0
+    push_seconds: float = 0.0
+    #: CPU seconds of this process since it started and of the git it ran (the remote's
+    #: receive-pack too, on a local remote): what bounds many writers on few cores.
+    cpu_seconds: float = 0.0
 
     @property
     def exit_code(self) -> int:
@@ -157,6 +175,8 @@ class PushReport:
             "branch": self.branch,
             "commit": self.commit,
             "records": self.records,
+            "records_new": self.records_new,
+            "records_queued": self.records_queued,
             "queue_ref": self.queue_ref,
             "attempts": [a.__dict__ for a in self.attempts],
             "pushes": len(self.attempts),
@@ -171,7 +191,11 @@ class PushReport:
                 for lock in self.locks
             ],
             "violations": [v.as_dict() for v in self.check.violations] if self.check else [],
+            "warnings": [v.as_dict() for v in self.warned.warnings] if self.warned else [],
+            "hook_output": self.hook_output,
             "seconds": round(self.seconds, 3),
+            "push_seconds": round(self.push_seconds, 3),
+            "cpu_seconds": round(self.cpu_seconds, 3),
         }
 
 
@@ -202,6 +226,8 @@ class _Run:
         self.remote = options.remote
         self.report = PushReport(self.remote, options.branch or "", integrate_only=options.integrate_only)
         self.check_cpu = 0.0
+        #: Why the last push of the branch did not land, in words (`_lost_why`).
+        self.lost_why = ""
 
     # -- git -----------------------------------------------------------------------------
 
@@ -499,6 +525,8 @@ class _Run:
         cpu = time.process_time() + _children_cpu()
         result = run_check(self.ledger, mode="pre-push", pre_push_input=line, remote=self.remote)
         self.check_cpu = time.process_time() + _children_cpu() - cpu
+        if result.warnings and not result.errors:
+            self.report.warned = result
         return result
 
     def push_refs(
@@ -517,6 +545,10 @@ class _Run:
         checked = " ".join(f"{src or ZERO}:{ref}" for src, ref, _ in updates)
         self.state_stage("push")
         proc = self.run_git(*args, check=False, env={CHECKED_ENV: checked})
+        for text in _hook_lines(proc.stderr):
+            if text not in self.report.hook_output:
+                self.report.hook_output.append(text)
+                self.say(f"git push said: {text}")
         status: dict[str, tuple[str, str]] = {}
         for line in proc.stdout.splitlines():
             parts = line.split("\t")
@@ -555,7 +587,9 @@ class _Run:
         finally:
             if self.state is not None:
                 self.state.end()
-            self.report.seconds = time.monotonic() - start
+            self.report.push_seconds = time.monotonic() - start
+            self.report.seconds = max(self.report.push_seconds, since_process_start())
+            self.report.cpu_seconds = time.process_time() + _children_cpu()
         return self.report
 
     def push_own(self) -> None:
@@ -572,7 +606,7 @@ class _Run:
             self.fast_forward(remote_head)
             self.say(f"nothing to push: {self.remote}/{self.branch} already holds {head[:12]}")
             return
-        self.report.records = self.records_between(remote_head, head)
+        self.report.records_new = self.records_between(remote_head, head)
         own = f"{QUEUE}{self.label()}-{self.rng.getrandbits(32):08x}" if self.o.queue else None
         for number in range(1, self.o.attempts + 1):
             began = time.monotonic()
@@ -605,7 +639,7 @@ class _Run:
                 self.wait_for_landing(head, attempt.seconds)
             if verdict != "retry":
                 return
-            self.say(f"attempt {number}: {self.remote}/{self.branch} moved on (another writer landed first)")
+            self.say(f"attempt {number}: {self.lost_why}; retrying")
             if number < self.o.attempts:
                 self.sleep(min(8.0, 0.25 * 2**number))
         self.report.outcome = "blocked"
@@ -629,6 +663,8 @@ class _Run:
         self.report.attempts.append(attempt)
         if flag != "!":
             attempt.outcome = "landed"
+            if queued and own:
+                self.drop_queue_ref(own, head)
             self.landed(head, attempt.number)
             return "done"
         if not status and code != 0:
@@ -648,14 +684,21 @@ class _Run:
                 "the remote refused the push",
                 [Problem(self.remote, self.branch_ref, summary, "see the remote's message above")],
             )
+        self.lost_why = _lost_why(self.remote, self.branch, summary, stderr)
         if queued:
             attempt.outcome = "queued"
-            self.say(
-                f"attempt {attempt.number}: {self.remote}/{self.branch} moved on (another writer landed first); "
-                f"queued as {own}"
-            )
+            self.say(f"attempt {attempt.number}: {self.lost_why}; queued as {own}")
             return "queued"
         return "retry"
+
+    def drop_queue_ref(self, ref: str, commit: str) -> None:
+        """The branch took `commit` in the same push that queued it: delete the queue ref
+        (only if it still names `commit`), so a push that landed leaves nothing queued. Not
+        an attempt: it lands nothing; when it fails, the next writer's push deletes the ref."""
+        status, _stderr, _code = self.push_refs([(None, ref, commit)], atomic=False)
+        if status.get(ref, ("!", ""))[0] != "!":
+            self.report.queue_ref = None
+            self.act(f"removed its queue ref {ref}: the branch holds its commit")
 
     def records_between(self, base: str | None, head: str) -> int:
         folder = self.records_folder()
@@ -711,6 +754,7 @@ class _Run:
                 known_branch = self.rev(self.tracking)
                 changed = time.monotonic()
         self.report.outcome = "queued"
+        self.report.records_queued = self.report.records_new
         self.say(
             f"still queued after {self.o.wait:.0f} s: {self.report.queue_ref} is on {self.remote}; the next "
             f"`ledger push` or `ledger push --integrate` lands it on {self.branch}"
@@ -783,7 +827,7 @@ class _Run:
             attempt.outcome = "locked"
             self.blocked(True)
             return True
-        self.say(f"attempt {number}: another writer integrated first ({summary})")
+        self.say(f"attempt {number}: {_lost_why(self.remote, self.branch, summary, stderr)}; waiting, then retrying")
         return False
 
     def leave_queued(self, refused: dict[str, CheckResult]) -> None:
@@ -862,6 +906,9 @@ class _Run:
     def landed(self, commit: str, attempts: int) -> None:
         self.report.outcome = "landed"
         self.report.commit = commit
+        self.report.records_queued = 0
+        if not self.o.integrate_only:
+            self.report.records = self.report.records_new
         self.fast_forward(self.rev(self.tracking) or commit)
         self.say(
             f"landed: {self.report.records} record(s) on {self.remote}/{self.branch} at {commit[:12]} "
@@ -880,15 +927,72 @@ class _Run:
 
     def blocked(self, queued: bool) -> None:
         self.report.outcome = "blocked"
+        self.report.records = 0
+        self.report.records_queued = self.report.records_new if queued and self.report.queue_ref else 0
         where = f"; its records are safe in {self.report.queue_ref}" if queued and self.report.queue_ref else ""
         for lock in self.report.locks:
             self.say(f"blocked: {lock.describe()}{where}. Clear it: {lock.command}")
+
+
+def _lost_why(remote: str, branch: str, summary: str, stderr: str) -> str:
+    """What a lost race was, from git's words: the remote's ref locked by another writer's
+    push at that moment (a lock git holds for milliseconds; a stale one is `blocked`), or the
+    branch moved on because another writer landed first."""
+    text = f"{summary}\n{stderr}"
+    named = locks_named(stderr)
+    if named or "cannot lock ref" in text or "failed to update ref" in text or "failed to lock" in text:
+        where = f" ({named[0]})" if named else ""
+        return (
+            f"{remote}'s ref {branch} was locked by another writer's push at that moment{where}, "
+            "so this update could not take it"
+        )
+    if "atomic push failed" in text:
+        return f"another writer's push changed {remote} at the same moment (this push is atomic: none of it went in)"
+    return f"{remote}/{branch} moved on: another writer landed first"
+
+
+#: git's own lines on a push's stderr, which the report says in its words (lost races, locks).
+_GIT_OWN = (
+    "To ",
+    "hint:",
+    "error: failed to push some refs",
+    "Everything up-to-date",
+    "error: cannot lock ref",
+    "remote: error: cannot lock ref",
+    "error: update_ref failed",
+    "remote: error: update_ref failed",
+    "error: atomic push failed",
+    "Done",
+)
+
+
+def _hook_lines(stderr: str) -> list[str]:
+    """The lines of a `git push`'s stderr that git did not write itself: what the user's
+    chained pre-push hook and the remote's hooks printed (warnings among them)."""
+    out = []
+    for line in stderr.splitlines():
+        text = line.rstrip()
+        if text.strip() and not text.lstrip().startswith(_GIT_OWN) and not text.startswith(" ! "):
+            out.append(text)
+    return out
 
 
 def _rank(own: str | None, queue: dict[str, str]) -> int:
     """This writer's place among the queue refs the remote lists (0 when its own is not listed)."""
     refs = sorted(queue)
     return refs.index(own) if own in refs else 0
+
+
+def since_process_start() -> float:
+    """Wall seconds since this process started, read from the kernel (`/proc/self/stat`'s
+    start time against the boot clock), so the interpreter's start and the imports count;
+    0.0 where that cannot be read."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rpartition(")")[2].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
 
 
 def _children_cpu() -> float:
