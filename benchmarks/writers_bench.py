@@ -191,6 +191,9 @@ def run(jobs: int) -> dict:
         ]
         outcomes = {o: sum(1 for r in reports if r["outcome"] == o) for o in {r["outcome"] for r in reports}}
         queue_left = git(remote, "for-each-ref", "refs/ledger/incoming/").splitlines()
+        # Each job's own CPU (its process from its start, and the git it ran), as its report gives it.
+        job_cpu = [r["cpu_seconds"] for r in reports]
+        integrators = [r["cpu_seconds"] for r in reports if any(a["kind"] == "integrate" for a in r["attempts"])]
         return {
             "jobs": jobs,
             "records": RECORDS,
@@ -212,6 +215,10 @@ def run(jobs: int) -> dict:
             "queue_refs_left": len(queue_left),
             "cpu_total_s": round(cpu, 1),
             "cpu_per_job_s": round(cpu / jobs, 2),
+            "job_cpu_median_s": round(statistics.median(job_cpu), 3),
+            "job_cpu_max_s": round(max(job_cpu), 3),
+            "integrator_cpu_s": round(sum(integrators), 2),
+            "job_seconds_median_s": round(statistics.median(r["seconds"] for r in reports), 2),
             "load_before": load_before,
             "load_after": [round(x, 2) for x in os.getloadavg()],
         }
@@ -233,7 +240,7 @@ def table(rows: list[dict]) -> str:
     head = (
         f"{'N':>3} {'landed':>9} {'pushes/job max':>14} {'med':>4} {'total':>6} {'integr.':>7} {'hook med':>8} "
         f"{'p95':>6} {'cpu med':>7} {'integ. hook':>11} {'all landed':>10} {'last exit':>9} {'cpu/job':>7} "
-        f"{'load 1-min':>10}"
+        f"{'job cpu med':>11} {'integr. cpu':>11} {'cpu total':>9} {'load 1-min':>10}"
     )
     lines = [head]
     for r in rows:
@@ -244,7 +251,7 @@ def table(rows: list[dict]) -> str:
             f"{r['pushes_total']:>6} {r['integrations']:>7} {r['check_median_s']:>6.2f} s {r['check_p95_s']:>4.2f} s "
             f"{r['check_cpu_median_s']:>5.2f} s {integ:>11} "
             f"{r['all_landed_s'] or float('nan'):>8.1f} s {r['last_exit_s']:>7.1f} s {r['cpu_per_job_s']:>5.2f} s "
-            f"{load:>10}"
+            f"{r['job_cpu_median_s']:>9.2f} s {r['integrator_cpu_s']:>9.2f} s {r['cpu_total_s']:>7.1f} s {load:>10}"
         )
     return "\n".join(lines)
 
