@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from conftest import run_ledger
+from conftest import cli
 
 from ledger.demo import CAMPAIGNS, campaign_text
 from ledger.store.inputs import comment_warnings
@@ -20,12 +19,10 @@ def test_the_campaign_data_loses_no_text_to_yaml_comments():
         assert comment_warnings(campaign_text(name)) == [], name
 
 
-@pytest.mark.slow
-def test_decode_demo_checks_and_builds_its_site(tmp_path: Path):
-    target = tmp_path / "decode-demo"
-    result = run_ledger(tmp_path, "demo", "--campaign", "decode", str(target), "--format", "json")
-    assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout)
+def test_decode_demo_checks_and_builds_its_site(demo_decode):
+    # The run's one `ledger demo --campaign decode DIR --format json`, through the real command
+    # (tests/conftest.py: demo_decode); read only.
+    target, summary, _ = demo_decode
     assert summary["campaign"] == "decode" and summary["check"]["errors"] == 0
     assert summary["counts"]["finding"] == 5 and summary["counts"]["memory-profile"] == 2
     sections = {s["key"]: s for s in summary["status"]["sections"]}
@@ -40,9 +37,9 @@ def test_decode_demo_checks_and_builds_its_site(tmp_path: Path):
     owners = {r["item"][:30]: r["owner"] for r in sections["owed"]["rows"]}
     assert owners["The per-site dispatch test wit"] == "LTX25-DECODE-THREADS"  # via issue #1044's live record
     # the checker counts one unowned owed item, the mark the demo sets
-    check = run_ledger(target, "check", "--all", "--format", "json")
+    check = cli(target, "check", "--all", "--format", "json")
     assert check.returncode == 0, check.stdout + check.stderr
-    issues = json.loads(run_ledger(target, "list", "--kind", "issue", "--format", "json").stdout)
+    issues = json.loads(cli(target, "list", "--kind", "issue", "--format", "json").stdout)
     assert sum(1 for r in issues if r["key"] == "#1044") == 2
     site = target / "site"
     home = (site / "index.html").read_text(encoding="utf-8")
@@ -55,10 +52,10 @@ def test_decode_demo_checks_and_builds_its_site(tmp_path: Path):
     assert all(f"F{i}" in findings for i in range(1, 6))
     # dates known only to the day say so on the record pages
     assert any("approximate: to the day" in p.read_text(encoding="utf-8") for p in (site / "records").rglob("*.html"))
-    text = run_ledger(target, "status").stdout
+    text = cli(target, "status").stdout
     assert "Sweep over threads" in text and "MFU" not in text
 
 
 def test_an_unknown_campaign_is_bad_input(tmp_path: Path):
-    result = run_ledger(tmp_path, "demo", "--campaign", "nonsense", str(tmp_path / "x"))
+    result = cli(tmp_path, "demo", "--campaign", "nonsense", str(tmp_path / "x"))
     assert result.returncode == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -369,3 +370,26 @@ def generated(fixed_campaign):
 
     pages, data, docs = generate(fixed_campaign.ledger)
     return docs, pages, data
+
+
+@pytest.fixture(scope="session")
+def own_site(tmp_path_factory) -> Path:
+    """This repository's own documentation site, built once per run through the real command
+    (`ledger site build --strict`, as .github/workflows/pages.yml runs it) from a copy of its
+    docs, ledger and configuration, so the build writes nothing into the checkout. Returns the
+    copy's root (the site is `root / "site"`); read only. The docs test and the browser walk
+    share it (tests/conftest.py: shared_build)."""
+    from tests.conftest import ROOT, run_ledger, shared_build
+
+    def make(folder: Path) -> None:
+        root = folder / "repo"
+        root.mkdir()
+        for name in ("docs", "ledger"):
+            # docs/evidence is what the build generates: left out, so a stale one is not copied.
+            shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("evidence", "__pycache__"))
+        for name in ("mkdocs.yml", "ledger.yaml", "README.md"):
+            shutil.copy2(ROOT / name, root / name)
+        result = run_ledger(root, "site", "build", "--strict")
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+    return shared_build(tmp_path_factory, "own-site", make) / "repo"

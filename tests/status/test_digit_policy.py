@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
-from conftest import run_ledger
+from conftest import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -111,12 +110,12 @@ def test_the_two_run_pair_reads_two_figures() -> None:
     assert quote_of(one, 5.1015, "s") == "5.1015 s" and quote_of(one, 5.1015 / 0.52761, "x") == "9.7x"
 
 
-def test_the_decode_demo_sweep_reads_within_its_ranges(tmp_path: Path) -> None:
-    """End to end: `ledger demo --campaign decode` prints each sweep row's median inside its
-    own min and max, and no efficiency below 100% as "100%"."""
-    result = run_ledger(tmp_path, "demo", "--campaign", "decode", str(tmp_path / "demo"), "--no-site")
-    assert result.returncode == 0, result.stderr
-    status = run_ledger(tmp_path / "demo", "status", "--format", "json")
+def test_the_decode_demo_sweep_reads_within_its_ranges(demo_decode) -> None:
+    """`ledger demo --campaign decode` (the run's one, through the real command:
+    tests/conftest.py) prints each sweep row's median inside its own min and max, and no
+    efficiency below 100% as "100%"."""
+    target, _, _ = demo_decode
+    status = cli(target, "status", "--format", "json")
     data = json.loads(status.stdout)
     rows = [r for s in data["sections"] if s["key"].startswith("sweep") for r in s["rows"]]
     assert rows, [s["key"] for s in data["sections"]]
