@@ -3,19 +3,27 @@ test, several pages loading at once (a page waits about half a second for the ne
 idle, and those waits overlap), every page watched for console errors, dialogs and requests
 off the host.
 
-    from chromium import NEEDS_CHROMIUM, each, needs_chromium, run
+    from chromium import NEEDS_CHROMIUM, Watch, each, needs_chromium, planted_site, run, serving
 
 `NEEDS_CHROMIUM` (a module's `pytestmark`) and `@needs_chromium` (one test) mark tests
 `browser` and skip them before any fixture runs when /usr/bin/chromium is missing (a skip
 after a site build wastes the build).
+
+The XSS walks (tests/site/test_browser.py, tests/security/test_site_xss.py) share their
+setup here: `planted_site` builds the site tests' campaign with a corpus in every free-text
+field once per run, `serving` serves a built site on 127.0.0.1, and `Watch` collects what a
+page must never do (console errors, dialogs, failed loads, requests off the host).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -101,3 +109,103 @@ def run(main: Callable[[Any], Awaitable[R]]) -> R:
                 await browser.close()
 
     return asyncio.run(go())
+
+
+def planted_site(tmp_path_factory, name: str, corpus: str, refused: Callable[[Any, Any], None] | None = None) -> Path:
+    """The site tests' campaign (tests/site/conftest.py: build_campaign) with `corpus` planted
+    in every free-text field, built once per run through the real `ledger site build
+    --strict` (tests/conftest.py: shared_build, whichever pytest-xdist worker asks first).
+    Returns the built site; read only. When the strict build is expected to refuse the
+    corpus, `refused(campaign, result)` asserts the refusal and repairs the campaign, and the
+    build is run again."""
+    from tests.conftest import run_ledger, shared_build
+    from tests.site.conftest import build_campaign
+
+    def make(folder: Path) -> None:
+        root = folder / "campaign"
+        campaign = build_campaign(root, text=corpus)
+        result = run_ledger(root, "site", "build", "--strict")
+        if refused is not None:
+            refused(campaign, result)
+            result = run_ledger(root, "site", "build", "--strict")
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        assert "open " in result.stdout
+
+    return shared_build(tmp_path_factory, name, make) / "campaign" / "site"
+
+
+@contextmanager
+def serving(site: Path) -> Iterator[str]:
+    """`site` served on 127.0.0.1 by ledger's own server (what `ledger site serve` runs), in a
+    thread of this process; yields its base URL."""
+    from ledger.site.serve import server
+
+    httpd = server(site, "127.0.0.1", 0)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+class Watch:
+    """What no page may do, across every page it watches: console errors and uncaught
+    exceptions (`errors`), dialogs (`dialogs`, each dismissed), loads of its own host that
+    failed (`failed`; with `http_errors`, responses of 400 and above too), and requests off
+    the host (`off_host`, each aborted by `context`'s route). `origin` is the site's base URL
+    (http://127.0.0.1:PORT/ or file:///...)."""
+
+    def __init__(self, origin: str, *, http_errors: bool = False):
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.failed: list[str] = []
+        self.off_host: list[str] = []
+        self.scheme = urlsplit(origin).scheme
+        self.host = urlsplit(origin).hostname
+        self.http_errors = http_errors
+
+    def local(self, url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme in ("data", "blob", "about"):
+            return True
+        return parts.scheme == "file" if self.scheme == "file" else parts.hostname == self.host
+
+    def clear(self) -> None:
+        for seen in (self.errors, self.dialogs, self.failed, self.off_host):
+            seen.clear()
+
+    async def context(self, context) -> None:
+        """Abort, and keep, every request of `context` off the host."""
+
+        async def route(r) -> None:
+            if self.local(r.request.url):
+                await r.continue_()
+            else:
+                self.off_host.append(r.request.url)
+                await r.abort()
+
+        await context.route("**/*", route)
+
+    def page(self, page) -> None:
+        """Watch `page` (an `on_page` for `each`)."""
+
+        async def on_dialog(dialog) -> None:
+            self.dialogs.append(dialog.message)
+            await dialog.dismiss()
+
+        page.on("console", lambda m: self.errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"{page.url}: {e}"))
+        page.on("dialog", on_dialog)
+        # ERR_ABORTED is a load the next navigation cancelled (a favicon), not a missing file.
+        page.on(
+            "requestfailed",
+            lambda r: (
+                self.failed.append(f"{r.url}: {r.failure}")
+                if self.local(r.url) and "ERR_ABORTED" not in str(r.failure)
+                else None
+            ),
+        )
+        if self.http_errors:
+            page.on("response", lambda r: self.failed.append(f"{r.url}: HTTP {r.status}") if r.status >= 400 else None)

@@ -7,15 +7,13 @@ no script runs, no dialog opens, and no request leaves 127.0.0.1.
 
 from __future__ import annotations
 
-import threading
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from chromium import each, needs_chromium
+from chromium import Watch, each, needs_chromium, planted_site, serving
 from chromium import run as in_browser
-from conftest import run_ledger, shared_build
 
 EVIL = "zz.test"
 #: Each payload tries to fetch from EVIL or run script by a route the first corpus does not take.
@@ -55,30 +53,23 @@ CORPORA = {"fetch-markdown": FETCH_MARKDOWN, "fetch-html": FETCH_HTML, "script":
 pytestmark = pytest.mark.slow
 
 
+def _refuses_the_remote_image(campaign, result) -> None:
+    """A spec page's body is Markdown its author wrote, rendered as Markdown: an image from
+    another host there is refused by the strict build's link check, by name. The corpus is
+    taken out of that body, and the build runs again."""
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "specs/decode-speed.html" in result.stderr and "from another host" in result.stderr
+    spec = campaign.ledger.specs_dir / "decode-speed.md"
+    front, body = spec.read_text(encoding="utf-8").split("\n---\n", 1)
+    spec.write_text(front + "\n---\n" + body.replace(FETCH_MARKDOWN, ""), encoding="utf-8")
+
+
 @pytest.fixture(scope="module", params=sorted(CORPORA))
 def built(request, tmp_path_factory) -> Path:
-    """The site of the campaign with one corpus planted, built once per run (whichever
-    pytest-xdist worker asks first; tests/conftest.py: shared_build). Read only."""
-    corpus = CORPORA[request.param]
-
-    def make(folder: Path) -> None:
-        from tests.site.conftest import build_campaign
-
-        root = folder / "campaign"
-        campaign = build_campaign(root, text=corpus)
-        result = run_ledger(root, "site", "build", "--strict")
-        if request.param == "fetch-markdown":
-            # A spec page's body is Markdown its author wrote, rendered as Markdown: an image
-            # from another host there is refused by the strict build's link check, by name.
-            assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
-            assert "specs/decode-speed.html" in result.stderr and "from another host" in result.stderr
-            spec = campaign.ledger.specs_dir / "decode-speed.md"
-            front, body = spec.read_text(encoding="utf-8").split("\n---\n", 1)
-            spec.write_text(front + "\n---\n" + body.replace(corpus, ""), encoding="utf-8")
-            result = run_ledger(root, "site", "build", "--strict")
-        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-
-    return shared_build(tmp_path_factory, f"xss-{request.param}", make) / "campaign" / "site"
+    """The site of the campaign with one corpus planted, built once per run through the real
+    command (tests/chromium.py: planted_site). Read only."""
+    refused = _refuses_the_remote_image if request.param == "fetch-markdown" else None
+    return planted_site(tmp_path_factory, f"xss-{request.param}", CORPORA[request.param], refused)
 
 
 class _Live(HTMLParser):
@@ -127,14 +118,8 @@ def test_the_built_html_holds_the_corpus_as_text_only(built: Path) -> None:
 
 @pytest.fixture(scope="module")
 def served(built: Path):
-    from ledger.site.serve import server
-
-    httpd = server(built, "127.0.0.1", 0)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(built) as url:
+        yield url
 
 
 # Skipped before its site is built when chromium is missing (tests/chromium.py).
@@ -150,15 +135,8 @@ def test_every_page_runs_no_script_and_requests_nothing_off_host(built: Path, se
         f'<img src="https://{EVIL}/c.png"><script>window.__pwned = "control"; alert("control")</script>',
         encoding="utf-8",
     )
-    off_host: list[str] = []
-    dialogs: list[str] = []
-
-    async def on_dialog(dialog) -> None:
-        dialogs.append(dialog.message)
-        await dialog.dismiss()
-
-    def watch(page) -> None:
-        page.on("dialog", on_dialog)
+    # Dialogs, and requests off 127.0.0.1 (aborted).
+    watch = Watch(served)
 
     async def visit(page, rel: str) -> list[str]:
         await page.goto(served + rel, wait_until="networkidle")
@@ -175,26 +153,20 @@ def test_every_page_runs_no_script_and_requests_nothing_off_host(built: Path, se
 
     async def main(browser) -> tuple[tuple, list[str]]:
         context = await browser.new_context()
-
-        async def route(r) -> None:
-            url = r.request.url
-            if urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:", "about:")):
-                await r.continue_()
-            else:
-                off_host.append(url)
-                await r.abort()
-
-        await context.route("**/*", route)
-        seen = (await each(context, ["xss-control/"], visit, on_page=watch), list(dialogs), list(off_host))
-        dialogs.clear()
-        off_host.clear()
+        await watch.context(context)
+        seen = (
+            await each(context, ["xss-control/"], visit, on_page=watch.page),
+            list(watch.dialogs),
+            list(watch.off_host),
+        )
+        watch.clear()
         # Every page, several at once (tests/chromium.py: each).
-        found = await each(context, paths, visit, on_page=watch)
+        found = await each(context, paths, visit, on_page=watch.page)
         return seen, [rel for hits in found for rel in hits]
 
     seen, pwned = in_browser(main)
     assert seen == ([["xss-control/", "xss-control/"]], ["control"], [f"https://{EVIL}/c.png"])
     assert len(paths) > 10
     assert pwned == []
-    assert dialogs == []
-    assert off_host == []
+    assert watch.dialogs == []
+    assert watch.off_host == []

@@ -3,15 +3,13 @@ corpus planted in every free-text field of the campaign."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-from chromium import each, needs_chromium
+from chromium import Watch, each, needs_chromium, planted_site, serving
 from chromium import run as in_browser
 
-from tests.conftest import run_ledger, shared_build
+from tests.conftest import run_ledger
 
 XSS = (
     '</title><script>alert("t")</script> <img src=x onerror=alert("i")> [x](javascript:alert("l")) '
@@ -24,31 +22,15 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def xss_site(tmp_path_factory) -> Path:
-    """The campaign with the corpus planted, built once per run (tests/conftest.py:
-    shared_build) through the real command. Read only."""
-
-    def make(folder: Path) -> None:
-        from tests.site.conftest import build_campaign
-
-        root = folder / "campaign"
-        build_campaign(root, text=XSS)
-        result = run_ledger(root, "site", "build", "--strict")
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert "open " in result.stdout
-
-    return shared_build(tmp_path_factory, "xss-browser", make) / "campaign" / "site"
+    """The campaign with the corpus planted, built once per run through the real command
+    (tests/chromium.py: planted_site). Read only."""
+    return planted_site(tmp_path_factory, "xss-browser", XSS)
 
 
 @pytest.fixture(scope="module")
 def served(xss_site):
-    from ledger.site.serve import server
-
-    httpd = server(xss_site, "127.0.0.1", 0)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(xss_site) as url:
+        yield url
 
 
 def _pages(site: Path) -> dict[str, str]:
@@ -89,29 +71,8 @@ INJECTED = """() => {
 # Skipped before its site is built when chromium is missing (tests/chromium.py).
 @needs_chromium
 def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path):
-    console_errors: list[str] = []
-    failed: list[str] = []
-    off_host: list[str] = []
-    dialogs: list[str] = []
-
-    async def on_dialog(dialog) -> None:
-        dialogs.append(dialog.message)
-        await dialog.dismiss()
-
-    def watch(page) -> None:
-        page.on("console", lambda m: console_errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
-        page.on("pageerror", lambda e: console_errors.append(f"{page.url}: {e}"))
-        page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
-        page.on("response", lambda r: failed.append(f"{r.url}: HTTP {r.status}") if r.status >= 400 else None)
-        page.on(
-            "request",
-            lambda r: (
-                off_host.append(r.url)
-                if urlsplit(r.url).hostname not in ("127.0.0.1",) and not r.url.startswith(("data:", "blob:"))
-                else None
-            ),
-        )
-        page.on("dialog", on_dialog)
+    # Console errors, dialogs, failed loads and HTTP errors, requests off 127.0.0.1 (aborted).
+    watch = Watch(served, http_errors=True)
 
     async def visit(page, item: tuple[str, str]) -> tuple[str, int, list[str]]:
         name, path = item
@@ -124,11 +85,13 @@ def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path)
         return name, headings, injected
 
     async def main(browser):
+        context = await browser.new_context()
+        await watch.context(context)
         # The pages, several at once (tests/chromium.py: each).
-        seen = await each(browser, list(_pages(xss_site).items()), visit, on_page=watch)
+        seen = await each(context, list(_pages(xss_site).items()), visit, on_page=watch.page)
         # The corpus is shown as typed, not swallowed: the reader sees the text.
-        page = await browser.new_page()
-        watch(page)
+        page = await context.new_page()
+        watch.page(page)
         await page.goto(served + "decisions/index.html", wait_until="networkidle")
         shown = await page.inner_text("article")
         await page.close()
@@ -140,10 +103,10 @@ def test_pages_load_clean_and_run_no_injected_script(served, xss_site, tmp_path)
         assert injected == [], f"{name}: {injected}"
     assert len(seen) == len(_pages(xss_site))
     assert '</title><script>alert("t")</script>' in shown
-    assert dialogs == []
-    assert console_errors == []
-    assert failed == []
-    assert off_host == []
+    assert watch.dialogs == []
+    assert watch.errors == []
+    assert watch.failed == []
+    assert watch.off_host == []
     assert (tmp_path / "home.png").stat().st_size > 10_000
 
 

@@ -4,8 +4,8 @@ at 1,400 and 390 px and in the dark scheme, no console error, no request off the
 search finding a decision by a word of its family. The demo's home page at 1,400 px is the
 README's screenshot (LEDGER_UPDATE_SCREENSHOT=1 rewrites docs/img/demo-home.png).
 
-Each site is built once (the run's `ledger demo`, tests/conftest.py; the project's own site, a
-module fixture); both origins are walked at once in one browser, several pages at a time
+Each site is built once (the run's `ledger demo`, tests/conftest.py; the project's own site,
+tests/site/conftest.py: own_site, shared with the docs test); both origins are walked at once in one browser, several pages at a time
 (tests/chromium.py)."""
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-from chromium import NEEDS_CHROMIUM, each
+from chromium import NEEDS_CHROMIUM, Watch, each
 from chromium import run as in_browser
 
-from tests.conftest import GIT_ENV, LEDGER_BIN, ROOT, run_ledger
+from tests.conftest import GIT_ENV, LEDGER_BIN, ROOT
 
 WIDTHS = (1400, 390)
 SCREENSHOT = ROOT / "docs" / "img" / "demo-home.png"
@@ -35,23 +34,10 @@ CLEAN = {
     "console": [],
     "off_host": [],
     "failed": [],
+    "dialogs": [],
 }
 
 pytestmark = [*NEEDS_CHROMIUM, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def own_root(tmp_path_factory) -> Path:
-    """A copy of this repository's docs, ledger and configuration, built as its own site."""
-    root = tmp_path_factory.mktemp("own") / "repo"
-    root.mkdir()
-    for name in ("docs", "ledger"):
-        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("evidence", "__pycache__"))
-    for name in ("mkdocs.yml", "ledger.yaml", "README.md"):
-        shutil.copy2(ROOT / name, root / name)
-    result = run_ledger(root, "site", "build", "--strict")
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return root
 
 
 def family_word(root: Path) -> tuple[str, str]:
@@ -61,46 +47,6 @@ def family_word(root: Path) -> tuple[str, str]:
     decision = Ledger.open(root).records("decision")[0]
     words = sorted(re.findall(r"[A-Za-z][A-Za-z]{4,}", decision.family), key=len, reverse=True)
     return words[0], decision.id
-
-
-class Watch:
-    """Console errors, failed requests and requests off the host, across every page."""
-
-    def __init__(self, origin: str):
-        self.errors: list[str] = []
-        self.off_host: list[str] = []
-        self.failed: list[str] = []
-        self.scheme = urlsplit(origin).scheme
-        self.host = urlsplit(origin).hostname
-
-    def local(self, url: str) -> bool:
-        parts = urlsplit(url)
-        if parts.scheme in ("data", "blob", "about"):
-            return True
-        return parts.scheme == "file" if self.scheme == "file" else parts.hostname == self.host
-
-    async def context(self, context) -> None:
-        async def route(r) -> None:
-            if self.local(r.request.url):
-                await r.continue_()
-            else:
-                self.off_host.append(r.request.url)
-                await r.abort()
-
-        await context.route("**/*", route)
-
-    def page(self, page) -> None:
-        page.on("console", lambda m: self.errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
-        page.on("pageerror", lambda e: self.errors.append(f"{page.url}: {e}"))
-        # ERR_ABORTED is a load the next navigation cancelled (a favicon), not a missing file.
-        page.on(
-            "requestfailed",
-            lambda r: (
-                self.failed.append(f"{r.url}: {r.failure}")
-                if self.local(r.url) and "ERR_ABORTED" not in str(r.failure)
-                else None
-            ),
-        )
 
 
 async def overflow(page) -> list[str]:
@@ -146,10 +92,10 @@ async def broken_words(page) -> list[str]:
     }""")
 
 
-async def walk(browser, site: Path, origin: str, word: str, decision_id: str, shots: Path, name: str):
-    """Click every nav link, check the width of every page reached at 1,400 px (light) and
-    390 px (dark: the scheme must follow the reader's preference), search; return what went
-    wrong."""
+async def walk(browser, site: Path, origin: str, word: str, decision_id: str, shots: Path, name: str, every: bool):
+    """Click the nav links (`every`: all of them; otherwise the first of each section), check
+    the width of every page reached at 1,400 px (light) and 390 px (dark: the scheme must
+    follow the reader's preference), search; return what went wrong."""
     problems: dict[str, list[str]] = {key: [] for key in CLEAN}
     watch = Watch(origin)
     home = origin + "index.html"
@@ -188,6 +134,14 @@ async def walk(browser, site: Path, origin: str, word: str, decision_id: str, sh
         "nav.md-nav--primary a.md-nav__link[href]", "els => [...new Set(els.map(e => e.href))]"
     )
     assert len(targets) >= 8, targets
+    if not every:
+        # One page of each top-level section (guide/, reference/, evidence/...), home's own
+        # links included: the same files as the full walk reads, through this origin.
+        sections: dict[str, str] = {}
+        for target in targets:
+            rel = target.removeprefix(origin)
+            sections.setdefault(rel.split("/", 1)[0] if "/" in rel else "", target)
+        targets = list(sections.values())
     started: set[int] = set()
 
     async def click(page, target: str) -> str:
@@ -273,6 +227,7 @@ async def walk(browser, site: Path, origin: str, word: str, decision_id: str, sh
     problems["console"] = watch.errors
     problems["off_host"] = watch.off_host
     problems["failed"] = watch.failed
+    problems["dialogs"] = watch.dialogs
     return problems
 
 
@@ -294,8 +249,11 @@ def serve(root: Path):
 
 @pytest.mark.parametrize("which", ["demo", "own"])
 def test_site_works_wherever_opened_and_fits(which, request, tmp_path):
-    """Opened from disk and through `ledger site serve`, both walked at once."""
-    root = request.getfixturevalue("demo_ltx2")[0] if which == "demo" else request.getfixturevalue("own_root")
+    """Opened from disk and through `ledger site serve`, both walked at once. From disk every
+    nav link is clicked; served, the same bytes are read through the server, so one page of
+    each section (with the deep pages and search) shows what serving changes: how a URL
+    resolves and what the server answers."""
+    root = request.getfixturevalue("demo_ltx2")[0] if which == "demo" else request.getfixturevalue("own_site")
     site = root / "site"
     word, decision_id = family_word(root)
     proc, served = serve(root)
@@ -305,7 +263,10 @@ def test_site_works_wherever_opened_and_fits(which, request, tmp_path):
         folder.mkdir()
 
     async def both(browser):
-        walks = [walk(browser, site, origin, word, decision_id, shots[how], which) for how, origin in origins.items()]
+        walks = [
+            walk(browser, site, origin, word, decision_id, shots[how], which, every=how == "file")
+            for how, origin in origins.items()
+        ]
         return dict(zip(origins, await asyncio.gather(*walks), strict=True))
 
     try:
