@@ -186,9 +186,10 @@ def config_paths(config: Config, root: Path, where: str = CONFIG_NAME) -> dict[s
     return found
 
 
-def _no_aliases(text: str, where: str) -> None:
+def no_aliases(text: str, where: str) -> None:
     """Refuse anchors and aliases (ConfigError naming the line) before anything is built: a
-    3 KB alias bomb expanded into `MemoryError`, and ledger.yaml never needs them."""
+    3 KB alias bomb expanded into `MemoryError` (in ledger.yaml, and in mkdocs.yml, which
+    MkDocs loads with PyYAML, unbounded), and neither file needs them."""
     for event in YAML(typ="safe", pure=True).parse(text):
         anchor = getattr(event, "anchor", None) if isinstance(event, (CollectionStartEvent, ScalarEvent)) else None
         if isinstance(event, AliasEvent) or anchor:
@@ -211,7 +212,7 @@ def parse_config(text: str, where: str = CONFIG_NAME) -> Config:
     `git show REV:ledger.yaml`); `where` names it in problems."""
 
     try:
-        _no_aliases(text, where)
+        no_aliases(text, where)
         data = YAML(typ="safe", pure=True).load(text) or {}
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

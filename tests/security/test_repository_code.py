@@ -86,13 +86,23 @@ def test_an_opted_in_template_that_stays_in_the_sandbox_builds(repo: Path, capsy
         ("site_name: !ENV [GITHUB_TOKEN, ledger]\n", "!ENV"),
         ("INHERIT: ../../base.yml\n", "field INHERIT"),
         ("extra_css:\n  - evil.css\n", "field extra_css"),
+        # mkdocs.yml's own settings that run or inject code (hostile round, principle 17).
+        ('markdown_extensions:\n  - "os:system":\n      command: "touch MARKER"\n', "field markdown_extensions"),
+        ("markdown_extensions:\n  - pymdownx.snippets:\n      base_path: [/]\n", "'pymdownx.snippets'"),
+        ("plugins:\n  - search\n  - offline\n  - material/privacy\n", "field plugins"),
+        ("copyright: <img src=x onerror=alert(1)>\n", "field copyright"),
+        ("site_description: '\"><script>alert(1)</script>'\n", "field site_description"),
+        ("extra:\n  analytics: {provider: google, property: G-X}\n", "field extra.analytics"),
+        ("extra:\n  homepage: ' JavaScript:alert(1)'\n", "field extra.homepage"),
+        ("nav:\n  - Home: index.md\n  - Evil: 'javascript:alert(1)'\n", "field nav[1].Evil"),
     ],
 )
 def test_mkdocs_code_settings_are_refused_without_the_opt_in(repo: Path, capsys, mkdocs: str, named: str) -> None:
     marker = repo.parent / "ran"
     (repo / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
     text = (repo / "mkdocs.yml").read_text()
-    for key in ("hooks:", "theme:", "site_name:", "extra_css:"):
+    mkdocs = mkdocs.replace("MARKER", str(marker))
+    for key in ("hooks:", "theme:", "site_name:", "extra_css:", "markdown_extensions:", "plugins:", "extra:", "nav:"):
         if mkdocs.startswith(key) and key in text:
             # Replace the file's own key (theme/site_name/extra_css already set by ledger init).
             lines = text.splitlines()
@@ -107,3 +117,23 @@ def test_mkdocs_code_settings_are_refused_without_the_opt_in(repo: Path, capsys,
     assert code == 2, err
     assert named in err and "--repository-code" in err
     assert not marker.exists() and sorted(p.name for p in repo.iterdir()) == before
+
+
+def test_a_pushed_markdown_extension_runs_nothing_in_a_fresh_clone(pushed: Path, tmp_path: Path) -> None:
+    """Python-Markdown imports each `markdown_extensions` name and calls `module:callable` with
+    the options: `"os:system": {command: ...}` ran a shell command on every member's and CI's
+    `ledger site build`, pushed through the hook and with `--strict`."""
+    marker = tmp_path / "ran"
+    text = (pushed / "mkdocs.yml").read_text()
+    assert "  - md_in_html\n" in text
+    evil = f'  - md_in_html\n  - "os:system":\n      command: "touch {marker}"\n'
+    (pushed / "mkdocs.yml").write_text(text.replace("  - md_in_html\n", evil))
+    commit(pushed, "a Markdown extension")
+    assert git(pushed, "push", "-q", "origin", "HEAD:main", check=False).returncode == 0
+    git(tmp_path, "clone", "-q", str(tmp_path / "remote.git"), "ci")
+    ci = tmp_path / "ci"
+    result = run_ledger(ci, "site", "build", "--strict")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "field markdown_extensions" in result.stderr and "'os:system'" in result.stderr
+    assert "--repository-code" in result.stderr
+    assert not marker.exists() and not (ci / "site").exists()

@@ -92,7 +92,8 @@ def _build(ctx: click.Context, out: str | None, strict: bool, fmt: str, reposito
     "--repository-code",
     is_flag=True,
     help="Use the code this repository brings: site.templates, asset overrides, and mkdocs.yml's hooks, "
-    "theme.custom_dir, extra scripts and styles, !ENV and !!python tags. Refused without it.",
+    "theme.custom_dir, extra scripts and styles, !ENV and !!python tags, Markdown extensions and plugins "
+    "beyond the inert ones, markup in the theme's text settings, script URLs. Refused without it.",
 )
 @FORMAT_OPTION
 @click.pass_context

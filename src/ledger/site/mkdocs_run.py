@@ -20,8 +20,8 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from ..config import inside, yaml_rt
-from ..errors import InputError, Problem
+from ..config import inside, no_aliases, yaml_rt
+from ..errors import InputError, LedgerError, Problem
 from . import mkdocs_cache
 from .build_cache import BuildCache
 
@@ -62,9 +62,12 @@ PALETTE = [
 
 
 def _load(path: Path):
-
     try:
-        return yaml_rt().load(path.read_text(encoding="utf-8")) or {}
+        text = path.read_text(encoding="utf-8")
+        no_aliases(text, str(path))
+        return yaml_rt().load(text) or {}
+    except LedgerError:
+        raise
     except Exception as exc:  # ruamel raises many YAMLError subclasses and ValueErrors
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
@@ -287,10 +290,16 @@ def build(
         overrides = {"site_dir": str(out)} if out else {}
         try:
             config = load_config(config_file=str(mkdocs_yml), **overrides)
-        except ConfigurationError as exc:
+        except (ConfigurationError, Abort) as exc:
+            # On an invalid value MkDocs logs each "Config value 'X': ..." and raises a bare
+            # "Aborted with a configuration error!": the logged lines name the fields.
+            said = [m for m in handler.messages if m.startswith("Config value")] or [str(exc)]
             raise InputError(
                 "mkdocs.yml is invalid",
-                [Problem(str(mkdocs_yml), "", str(exc), "fix mkdocs.yml; `mkdocs build` shows the same message")],
+                [
+                    Problem(str(mkdocs_yml), "", m, "fix mkdocs.yml; `mkdocs build` shows the same message")
+                    for m in said
+                ],
             ) from None
         # Strictness is enforced by the caller from the collected warnings, so that every
         # warning is reported at once rather than MkDocs stopping at the first.
