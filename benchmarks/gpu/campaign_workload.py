@@ -22,7 +22,9 @@ a step runs:
 - `mode`:     how Inductor compiles: "default", "tuned" (pointwise and reduction kernels
               autotuned, with coordinate-descent tuning of their launch configs) or
               "max-autotune" (mode max-autotune-no-cudagraphs: the matmuls autotuned too,
-              Triton templates against cuBLAS, epilogues fused where a template wins).
+              Triton templates against cuBLAS, epilogues fused where a template wins) or
+              "graphs" (mode reduce-overhead: each compiled block's forward and backward
+              replayed as CUDA graphs by Inductor's cudagraph trees; the step marked as one).
 
 Numerics are the same in both `weights` settings: autocast rounds the same fp32 master to
 bf16 (round to nearest even) and its matmul writes a bf16 weight gradient before the cast
@@ -49,12 +51,18 @@ from ledger.collectors.flash import flash_attn_func
 
 ATTN_LABELS = {"sdpa": "SDPA cuDNN", "fa4": "flash-attn 4", "mixed": "flash-attn 4 self + cuDNN cross"}
 COMPILE_LABELS = {"none": "eager", "blocks": "compiled blocks", "model": "compiled model"}
-MODE_LABELS = {"default": None, "tuned": "pointwise autotuned", "max-autotune": "max-autotune"}
+MODE_LABELS = {
+    "default": None,
+    "tuned": "pointwise autotuned",
+    "max-autotune": "max-autotune",
+    "graphs": "CUDA-graphed blocks",
+}
 #: torch.compile's arguments per `mode`.
 COMPILE_MODES: dict[str, dict] = {
     "default": {},
     "tuned": {"options": {"max_autotune_pointwise": True, "coordinate_descent_tuning": True}},
     "max-autotune": {"mode": "max-autotune-no-cudagraphs"},
+    "graphs": {"mode": "reduce-overhead"},
 }
 
 
@@ -397,6 +405,10 @@ class Workload:
         opt_step = bf16_opt.step if bf16_opt is not None else self.opt.step
 
         def body():
+            if cfg.mode == "graphs":
+                # One step is one generation of the cudagraph trees: outputs of the last
+                # step's replays may be overwritten from here on.
+                torch.compiler.cudagraph_mark_step_begin()
             with autocast, sdpa_context(self.device) if sdpa else contextlib.nullcontext():
                 pred = forward(self.model, runners, latents, text, t, lin)
             loss = F.mse_loss(pred.float(), target)
