@@ -28,3 +28,17 @@ def test_control_sequences_in_a_record_print_escaped(repo: Path) -> None:
     # Machines still get the exact value, JSON-escaped (\u001b), never raw.
     printed = cli(repo, "show", rid, "--format", "json").stdout
     assert "\x1b" not in printed and "\\u001b]0;owned" in printed
+
+
+def test_bidi_and_zero_width_characters_print_escaped(repo: Path) -> None:
+    """Hostile round: U+202E in a decision's title made `list`, `show` and `status` print
+    "verdict: \\u202edetcejer\\u202c" as "verdict: rejected" (Trojan Source); bidi controls and
+    zero-width characters are now shown as `\\u202e`, like control characters."""
+    title = "verdict: \u202edetcejer\u202c ok\u200b\u2066x\u2069"
+    rid = add(repo, "decision", {"title": title, "family": "fp8", "verdict": "accepted"})
+    commit(repo, "a decision with bidi controls")
+    for args in (("show", rid), ("list",), ("status",)):
+        out = cli(repo, *args, env={"COLUMNS": "400"}).stdout
+        for raw in ("\u202e", "\u202c", "\u200b", "\u2066", "\u2069"):
+            assert raw not in out, (args, json.dumps(out))
+    assert "\\u202edetcejer\\u202c" in cli(repo, "show", rid, env={"COLUMNS": "400"}).stdout

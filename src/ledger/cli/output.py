@@ -17,13 +17,19 @@ from ..store import Ledger
 
 #: C0 controls but tab and newline, DEL, and C1 controls (CSI, OSC...): what drives a terminal.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: Bidirectional overrides, embeddings and isolates, marks, and zero-width characters: they do
+#: not drive the terminal but reorder or hide what it shows ("Trojan Source"), so a title of
+#: `\u202edetcejer` printed as "rejected".
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def visible(text: str) -> str:
-    """`text` with every terminal control character shown escaped (`\x1b`), so a record
-    holding ESC/OSC sequences cannot drive the terminal that prints it. The one filter every
+    """`text` with every terminal control character shown escaped (`\x1b`), and every bidi
+    control and zero-width character too (`\\u202e`), so a record holding ESC/OSC sequences
+    cannot drive the terminal that prints it nor reorder what it shows. The one filter every
     text the commands print goes through (rich consoles, errors, warnings, check reports)."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def print_error(exc: LedgerError) -> None:
