@@ -50,8 +50,12 @@ def test_decode_demo_checks_and_builds_its_site(demo_decode):
     assert "−43.5 GiB" in memory and "+30.98 GiB" in memory and "Transcribed" in memory
     findings = (site / "findings" / "index.html").read_text(encoding="utf-8")
     assert all(f"F{i}" in findings for i in range(1, 6))
-    # dates known only to the day say so on the record pages
-    assert any("approximate: to the day" in p.read_text(encoding="utf-8") for p in (site / "records").rglob("*.html"))
+    # Every pull request is dated to the day: record pages say so and invent no midnight, and
+    # the report files everything under the investigation's month, not the day the demo ran.
+    pages = [p.read_text(encoding="utf-8") for p in (site / "records").rglob("*.html")]
+    assert any("2026-08-16 (known to the day)" in text for text in pages)
+    assert not any("2026-08-16 00:00" in text for text in pages)
+    assert sorted(p.name for p in (site / "report").glob("20*.html")) == ["2026-08.html"]
     text = cli(target, "status").stdout
     assert "Sweep over threads" in text and "MFU" not in text
 

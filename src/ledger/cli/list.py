@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..analysis.dates import when_text
 from ..analysis.figures import quote_of
 from ..analysis.keyed import key_text
 from ..analysis.status import Column, unique_prefixes
@@ -85,11 +86,11 @@ def command(ctx: click.Context, kind: str | None, limit: int | None, fmt: str) -
         {
             **row,
             "id": prefixes.get(row["id"], row["id"]),
-            "when": row["when"][:16].replace("T", " "),
+            "when": when_text(r, zone=False),
             "summary": row["summary"]
             + (f" (superseded by {prefixes.get(row['superseded_by'])})" if row["superseded_by"] else ""),
         }
-        for row in rows
+        for r, row in zip(records, rows, strict=True)
     ]
     columns = [c for c in COLUMNS if c.key not in ("value", "key") or any(r[c.key] for r in rows)]
     print_fitted(

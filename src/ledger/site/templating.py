@@ -18,6 +18,7 @@ from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, Pack
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
+from ..analysis.dates import approximate_note, time_of_day, when_text
 from ..analysis.figures import format_figure
 from .escape import clip, figure, md_block, md_code, md_fence, md_inline, md_url, percent
 from .tables import verdict_cell
@@ -43,6 +44,15 @@ def _when(value: Any) -> str:
     if value is None:
         return ""
     return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _observed(record: Any) -> Markup:
+    """When a record's evidence was taken, at the precision it is known (analysis.dates)."""
+    return Markup(html.escape(when_text(record) + approximate_note(record)))
+
+
+def _time_of_day(record: Any) -> str:
+    return time_of_day(record) or "–"
 
 
 def _page_title(value: Any) -> Markup:
@@ -128,5 +138,7 @@ def environment(user_templates: Path | None = None):
         plural=plural,
         verdict=_verdict,
         when=_when,
+        observed=_observed,
+        time_of_day=_time_of_day,
     )
     return env
