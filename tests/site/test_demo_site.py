@@ -21,3 +21,11 @@ def test_a_spec_pages_own_headings_are_in_its_table_of_contents(demo_ltx2):
     assert 'href="#1-resume-here"' in toc and "1. Resume here" in toc
     assert 'href="#7-owed"' in toc and "7. Owed" in toc
     assert html.count('id="7-owed"') == 1
+
+
+def test_spec_front_matter_reads_as_its_yaml_not_as_python(demo_decode):
+    root, _, _ = demo_decode
+    html = (root / "site/specs/ltx25-decode-speed.html").read_text(encoding="utf-8")
+    # `keyed_tables: {key: Lever}` in the spec's front matter
+    assert "key: Lever" in html
+    assert "{&#39;" not in html and "{'" not in html and "[&#39;" not in html

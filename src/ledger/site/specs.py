@@ -219,10 +219,22 @@ def _body_title(spec: Spec) -> str | None:
     return None
 
 
+def _readable(value: Any) -> str:
+    """A front-matter value in the words its YAML was written in, never Python's repr:
+    `{key: Lever}` reads "key: Lever", a list reads "a, b"."""
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_readable(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(_readable(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "–" if value is None else str(value)
+
+
 def _front_value(data: SiteData, page: str, key: str, value: Any) -> Markup:
     """A front-matter value as the page shows it: a `contract:` (by name or id) links to
     that contract's stopping point, a record id to its record; anything else as text."""
-    text = str(value)
+    text = _readable(value)
     if key == "contract" and isinstance(value, str):
         named = next((c for c in data.by_kind.get("contract", []) if value in (c.id, getattr(c, "name", None))), None)
         if named is not None:
