@@ -320,11 +320,11 @@ def main() -> int:  # one driver, read top to bottom
     def release(cfg: Config) -> None:
         """Give back what `cfg`'s cudagraph trees hold (their private pools: 84.5 GiB at batch 12),
         so the other arm fits beside it; the next arm of `cfg` builds and captures again (in its
-        warmup steps, which are not timed)."""
-        from torch._inductor import cudagraph_trees
-
+        warmup steps, which are not timed). Dynamo's caches go too: code compiled for the pools
+        given back would replay a shut-down graph; the other arm recompiles (warm Inductor cache)
+        in its own untimed warmup."""
         work.drop(cfg)
-        cudagraph_trees.reset_cudagraph_trees()
+        torch._dynamo.reset()  # also resets the cudagraph trees
         if cuda:
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
