@@ -103,7 +103,8 @@ def test_cross_allocation_refused_then_labelled(repo: Path) -> None:
     # The 2015 files name a commit of the project they measured, which no test clones: declared
     # (its clone absent, so sha-unverified warns), as a user imports another project's results.
     config = repo / "ledger.yaml"
-    config.write_text(config.read_text().replace("sources: {}", "sources:\n  unknown:pytest-benchmark: ../pb"))
+    text = config.read_text().replace("sources: {}", "sources:\n  unknown:pytest-benchmark: ../pb")
+    config.write_text(text.replace("\nrules:\n", "\nrules:\n  sha-unverified: {severity: warning}\n", 1))
     first, second, _ = _import(repo, "pytest-benchmark", *files)
     refused = cli(repo, "compare", first, second)
     assert refused.returncode == 2 and "allocation" in refused.stderr and "--allow-cross-allocation" in refused.stderr

@@ -471,6 +471,18 @@ def test_undeclared_foreign_commits_are_refused_until_declared(pushed: Path) -> 
     git(pushed, "commit", "-q", "-m", "declare the django checkout")
     declared = git(pushed, "push", "origin", "HEAD:main", check=False)
     assert declared.returncode == 0, declared.stderr
+    # Declared at a path where no clone is here: unverifiable, refused like an undeclared one.
+    unverified = run_ledger(pushed, "import", "asv", *map(str, files))
+    assert unverified.returncode == 2 and "sha-unverified" in unverified.stderr, unverified.stderr
+    # Accepting unverified evidence is a recorded choice: a note naming the rule and its value.
+    config.write_text(config.read_text().replace("\nrules:\n", "\nrules:\n  sha-unverified: {severity: warning}\n", 1))
+    body = "sha-unverified warning: the django clone is not in CI; these asv results are taken as published"
+    noted = run_ledger(pushed, "add", "note", "-", input=json.dumps({"body": body, "tags": ["ledger-config"]}))
+    assert noted.returncode == 0, noted.stderr
+    git(pushed, "add", "-A")
+    git(pushed, "commit", "-q", "-m", "accept unverified django commits")
+    accepted = git(pushed, "push", "origin", "HEAD:main", check=False)
+    assert accepted.returncode == 0, accepted.stderr
     result = run_ledger(pushed, "import", "asv", *map(str, files))
     assert result.returncode == 0, result.stderr
     assert "belong to unknown:asv" in result.stdout

@@ -31,11 +31,13 @@ def test_a_made_up_foreign_sha_is_refused_by_the_hook_and_a_fresh_clone(pushed: 
         report = json.loads(cli(ci, *args, "--format", "json").stdout)
         found = [v for v in report["violations"] if v["rule"] == "sha-foreign"]
         assert found and found[0]["severity"] == "error" and found[0]["file"] == rel, (args, report)
-    # Declared with its clone absent: unverifiable here, a warning; present: looked up there.
+    # Declared at a path where no clone is: unverifiable, so an error too (hostile round: a
+    # `sources:` path that does not exist made the made-up SHA a passing warning); present:
+    # looked up there.
     config = ci / "ledger.yaml"
     config.write_text(config.read_text().replace("sources: {}", f"sources:\n  {ELSEWHERE}: ../elsewhere"))
     absent = run_ledger(ci, "check", "--all")
-    assert absent.returncode == 0 and "warning[sha-unverified]" in absent.stdout + absent.stderr
+    assert absent.returncode == 1 and "error[sha-unverified]" in absent.stdout + absent.stderr
     other = tmp_path / "elsewhere"
     other.mkdir()
     git(other, "init", "-q", "-b", "main")
@@ -43,3 +45,19 @@ def test_a_made_up_foreign_sha_is_refused_by_the_hook_and_a_fresh_clone(pushed: 
     present = cli(ci, "check", "--all")
     assert present.returncode == 1 and "error[sha-resolves]" in present.stdout + present.stderr
     assert f"{MADE_UP} does not resolve in the source checkout of {ELSEWHERE}" in present.stdout + present.stderr
+
+
+def test_a_declared_clone_that_is_not_there_verifies_nothing_at_push(pushed: Path) -> None:
+    """Hostile round: a push declared `sources:` at a path where no clone is (with its note), and
+    the next push's made-up SHA of that repository passed the hook as a warning."""
+    config = pushed / "ledger.yaml"
+    config.write_text(config.read_text().replace("sources: {}", f"sources:\n  {ELSEWHERE}: ../nowhere"))
+    body = f"sources {ELSEWHERE}: ../nowhere, the other project's checkout"
+    assert cli(pushed, "add", "note", "-", input=json.dumps({"body": body, "tags": ["ledger-config"]})).returncode == 0
+    commit(pushed, "declare a clone")
+    assert hook_push(pushed).returncode == 0
+    path = raw_record(pushed, "note", {"body": "made up", "source": {"sha": MADE_UP, "repo": ELSEWHERE}})
+    commit(pushed, "a made-up commit of the declared repository")
+    refused = hook_push(pushed)
+    assert refused.returncode != 0 and "error[sha-unverified]" in refused.stderr, refused.stderr
+    assert path.relative_to(pushed).as_posix() in refused.stderr

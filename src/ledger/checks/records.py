@@ -102,11 +102,13 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "sha-unverified",
         "records",
-        WARNING,
+        ERROR,
         "Records name commits of a repository that `sources:` in ledger.yaml declares, but its "
         "clone is not at the declared path here (a CI clone without it), so they cannot be verified "
-        "in this checkout. Reported once per repository; where the clone is present they are verified "
-        "(sha-resolves).",
+        "in this checkout: an error, so that a made-up SHA behind a declared path that does not exist "
+        "never passes a push or CI. Reported once per repository; where the clone is present they are "
+        "verified (sha-resolves). Accepting unverified evidence is a recorded choice: lower the "
+        "severity with a `ledger-config` note that names `sha-unverified` and `warning`.",
         "Clone the repository at the path `sources:` names (CI: check it out beside this one) so "
         "`ledger check` verifies its commits.",
     ),

@@ -3,8 +3,8 @@ looked up in the clone of the repository they measured (the ledger's `source`, o
 
 A commit is verified or refused, never trusted because of its label: one of an undeclared
 repository that the source checkout lacks is an error (sha-foreign); one of a declared
-repository is looked up in its clone, and only when that clone is absent from this checkout
-is it a warning (sha-unverified)."""
+repository is looked up in its clone, and when that clone is absent from this checkout it is
+an error too (sha-unverified), unless the ledger's config lowered that rule with a note."""
 
 from __future__ import annotations
 
@@ -67,8 +67,8 @@ def _check_repo_shas(
     """The commits of one repository (source.repo; None for the ledger's source checkout).
 
     A repository declared by `sources:` in ledger.yaml is verified in that clone; when the
-    clone is absent here, its commits are reported once as unverifiable (sha-unverified, a
-    warning). Any other commit is looked up in the source checkout; one that is not there and
+    clone is absent here, its commits are reported once as unverifiable (sha-unverified, an
+    error by default). Any other commit is looked up in the source checkout; one that is not there and
     whose record names another repository (an imported result, a checkout stamped with
     --source, or a made-up SHA labelled as another repository's) is reported once per
     repository (sha-foreign, an error): no clone could verify it.
