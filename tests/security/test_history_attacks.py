@@ -338,3 +338,12 @@ def test_records_hidden_by_gitignore_warn_at_add_and_are_refused_at_push(pushed:
     assert result.returncode == 0, result.stderr
     assert "ignored by git" in result.stderr and ".gitignore" in result.stderr, result.stderr
     _refused(pushed, "records-ignored", file=".gitignore")
+
+
+def test_a_tag_at_a_tree_or_blob_is_no_internal_error_at_push(pushed: Path) -> None:
+    """Hostile round: `git tag t HEAD^{tree}` pushed through the hook was `internal error:
+    ValueError` (the hook read the commit time of a tree)."""
+    git(pushed, "tag", "treetag", "HEAD^{tree}")
+    git(pushed, "tag", "blobtag", git(pushed, "rev-parse", "HEAD:ledger.yaml").stdout.strip())
+    result = git(pushed, "push", "origin", "treetag", "blobtag", check=False)
+    assert "internal error" not in result.stderr and result.returncode == 0, result.stderr

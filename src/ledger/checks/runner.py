@@ -152,6 +152,10 @@ def run_check(
             for _local_ref, local_sha, remote_ref, remote_sha in lines:
                 if is_zero(local_sha):
                     checker.check_deletion(remote_ref, remote_sha)
+                elif not checker.git.has_commit(local_sha):
+                    # A tag at a tree or blob: no history, no records a branch serves (was an
+                    # internal error reading its commit time).
+                    continue
                 elif is_zero(remote_sha):
                     checker.run_range(checker.new_ref_base(local_sha), local_sha)
                 elif not checker.git.has_commit(remote_sha):
