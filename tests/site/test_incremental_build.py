@@ -124,23 +124,3 @@ def test_a_remembering_build_is_byte_identical_to_a_cold_one(campaign, tmp_path)
     assert warm.pages and any(
         b"Our own footer." in p.read_bytes() for p in (tmp_path / "warm" / "records").rglob("*.html")
     )
-
-
-@pytest.mark.slow
-def test_pages_rendered_by_workers_are_the_pages_mkdocs_renders(campaign, tmp_path, monkeypatch) -> None:
-    # The threshold of the forked warm-up lowered so the small campaign takes that path; the
-    # workers and MkDocs are the real ones. Two cold builds: with workers, then without.
-    from ledger.site import mkdocs_cache
-
-    monkeypatch.setattr(mkdocs_cache, "PARALLEL_PAGES", 1)
-    monkeypatch.setattr(mkdocs_cache.os, "cpu_count", lambda: 2)
-    parallel = build_site(Ledger.open(campaign.root), out=tmp_path / "parallel", strict=False)
-    for p in _caches(campaign.root):
-        p.unlink(missing_ok=True)
-    monkeypatch.setattr(mkdocs_cache, "PARALLEL_PAGES", 10**9)
-    serial = build_site(Ledger.open(campaign.root), out=tmp_path / "serial", strict=False)
-    assert parallel.mkdocs_cached == serial.mkdocs_cached == 0
-    a, b = _tree(tmp_path / "parallel"), _tree(tmp_path / "serial")
-    assert sorted(a) == sorted(b)
-    assert [name for name in a if a[name] != b[name]] == []
-    assert [p.as_dict() for p in parallel.warnings] == [p.as_dict() for p in serial.warnings]

@@ -44,8 +44,6 @@ class BuildCache:
         self.file = file
         self.fingerprint = fingerprint
         self.entries = entries
-        #: What earlier builds wrote (entries made in this build, by workers, are not counted as hits).
-        self.remembered = frozenset(entries)
         self.used: dict[str, tuple] = {}
         self.hits = 0
         self.misses = 0
@@ -77,8 +75,7 @@ class BuildCache:
         if value.__class__ is not tuple:
             self.misses += 1
             return None
-        if digest in self.remembered:
-            self.hits += 1
+        self.hits += 1
         self.used[digest] = value
         return value
 

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
@@ -39,11 +37,6 @@ from typing import Any
 from .build_cache import BuildCache, key
 
 _PACKAGES = ("mkdocs", "markdown", "pymdown-extensions", "mkdocs-material")
-#: From this many pages not remembered on, a build first renders them in one forked worker
-#: per core (`warm`), so a cold build uses every core while MkDocs itself runs on one.
-PARALLEL_PAGES = 300
-#: What the forked workers read: set by `warm` just before it forks, cleared after.
-_WARM: dict[str, Any] = {}
 
 
 def settings_of(config: Any, mkdocs_yml_text: str) -> str:
@@ -179,69 +172,6 @@ def remembering(cache: BuildCache) -> Iterator[None]:
     finally:
         unhook()
         search()
-
-
-def warming(cache: BuildCache, workers: int | None = None) -> Any:
-    """A plugin object to add to MkDocs' plugins for one build (never to mkdocs.yml): once
-    the navigation is built, the pages the cache cannot answer are rendered, and their search
-    entries made, in forked workers, one per core; MkDocs then finds them in the cache. Its
-    own render runs for any page whose inputs a worker saw differently (another plugin's page
-    events, a title the navigation sets): the cache's keys decide, so the bytes are the same."""
-    from mkdocs.plugins import BasePlugin, event_priority
-
-    class Warm(BasePlugin):
-        @event_priority(-100)  # after every other plugin's navigation event
-        def on_nav(self, nav, *, config, files):
-            warm(cache, config, files, workers)
-            return nav
-
-    return Warm()
-
-
-def warm(cache: BuildCache, config: Any, files: Any, workers: int | None = None) -> int:
-    """Render the documentation pages of `files` that `cache` does not hold, in forked workers;
-    their entries go into the cache. Returns how many pages the workers rendered."""
-    pages = [f.page for f in files.documentation_pages() if f.page is not None]
-    workers = workers or os.cpu_count() or 1
-    if workers < 2 or len(pages) < PARALLEL_PAGES or os.name != "posix":
-        return 0
-    search = None
-    for plugin in config.plugins.values():
-        index = getattr(plugin, "search_index", None)
-        if index is not None and hasattr(index, "add_entry_from_context"):
-            search = index
-    _WARM.update(pages=pages, config=config, files=files, cache=cache, search=search)
-    try:
-        # Interleaved, so the long pages (the report's months, the listings) spread over all.
-        chunks = [list(range(i, len(pages), workers)) for i in range(workers)]
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            made = pool.map(_warm_chunk, chunks)
-    finally:
-        _WARM.clear()
-    rendered = 0
-    for entries, count in made:
-        cache.entries.update(entries)
-        rendered += count
-    return rendered
-
-
-def _warm_chunk(indices: list[int]) -> tuple[dict[str, tuple], int]:
-    """In a forked worker: render the pages at `indices` through the cache's hooks (installed
-    by `remembering` before the fork) and hand back what they added."""
-    pages, config, files, cache = _WARM["pages"], _WARM["config"], _WARM["files"], _WARM["cache"]
-    search = _WARM["search"]
-    index = type(search)(**search.config) if search is not None else None
-    known = set(cache.entries)
-    count = 0
-    for i in indices:
-        page = pages[i]
-        page.read_source(config)
-        before = len(cache.used)
-        page.render(config, files)
-        count += len(cache.used) > before
-        if index is not None:
-            index.add_entry_from_context(page)
-    return {k: v for k, v in cache.used.items() if k not in known}, count
 
 
 def _hook_search(cache: BuildCache):

@@ -314,7 +314,6 @@ def build(
         cache = BuildCache.open(cache_file, mkdocs_cache.settings_of(config, mkdocs_yml.read_text(encoding="utf-8")))
         try:
             with mkdocs_cache.remembering(cache):
-                config["plugins"]["ledger-warm"] = mkdocs_cache.warming(cache)
                 mk_build(config)
             cache.save()
             if counts is not None:
