@@ -225,6 +225,19 @@ FAMILIES["compile-autotune"] = (
     "retry max-autotune for this workload unless the GEMM backends change (CUTLASS templates, "
     "max_autotune_gemm_backends), with a compile cache warmed in an earlier call.",
 )
+FAMILIES["compile-graphs"] = (
+    "torch.compile mode reduce-overhead: each compiled block's forward and backward replayed as CUDA graphs "
+    "(cudagraph trees, one step one generation; per-block compile, batch 12)",
+    "The step at batch 12 is about 1.23 s of large kernels: launch gaps are a small share of it, so replaying the "
+    "blocks as graphs has little to remove, and the graphs' private pools (84.5 GiB at batch 12) cannot be shared "
+    "with an eager arm, so each graphed arm was built, timed and released alone (torch._dynamo.reset between "
+    "arms, the other arm recompiling in its untimed warmup). Two earlier calls failed before a timed arm: arm A "
+    "out of memory beside the candidate's pools, then a replay of a shut-down graph after resetting the trees "
+    "alone.",
+    "Rejected (neutral): launch overhead is not where the 1.8 points to 62% are. The whole step as one graph "
+    "(optimizer included) needs the bf16-copy AdamW kernel's bias corrections on the device instead of host "
+    "scalars, and memory for its pool beside nothing else; that is the only graph lead left.",
+)
 #: Changes that share one decision (their sandwiches cite the family's decision together).
 DECISION_OF: dict[str, str] = {}
 
