@@ -116,10 +116,24 @@ def _line(token, offset: int) -> int:
     return (token.map[0] if token.map else 0) + offset + 1
 
 
-def _plain(inline, *, code: bool = True) -> str:
-    """What a reader sees of an inline token: text and code, no markup or link targets."""
+def _plain(inline, *, code: bool = True, quotations: bool = True) -> str:
+    """What a reader sees of an inline token: text and code, no markup or link targets.
+    Without `quotations`, text a generated page marks as quoted from a record is left out
+    (site.escape.quotation; only HTML-on parses, ledger's own pages, see the mark)."""
     out: list[str] = []
+    depth = 0  # open <span>s inside a quotation; the quotation ends at its own </span>
     for child in inline.children or ():
+        if child.type == "html_inline" and not quotations:
+            tag = child.content.strip()
+            if depth == 0 and tag == QUOTE_OPEN:
+                depth = 1
+            elif depth and tag.startswith("<span"):
+                depth += 1
+            elif depth and tag == "</span>":
+                depth -= 1
+            continue
+        if depth:
+            continue
         if child.type == "text":
             out.append(child.content)
         elif child.type == "code_inline":
@@ -392,6 +406,8 @@ _SPREADS = (
     re.compile(rf"\bspread(?:s)?\s+(?:of\s+|is\s+|was\s+)?({_NUM})(?:\s*(?:-|–|to)\s*({_NUM}))?\s*%", re.IGNORECASE),
 )
 _PLUS_MINUS = re.compile(rf"±\s*({_NUM})\s*%")
+#: The mark site.escape.quotation puts around text a generated page quotes from a record.
+QUOTE_OPEN = '<span class="ledger-quote">'
 _ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 
 
@@ -537,12 +553,12 @@ def quoted_figures(
         elif tok.type == "table_close":
             in_table = False
         elif tok.type == "inline" and not in_table:
-            plain = _plain(tok, code=False)
+            plain = _plain(tok, code=False, quotations=False)
             ids = tuple(dict.fromkeys(_ULID.findall(plain + " " + " ".join(_hrefs(tok)))))
             out.extend(_bound_figures(plain, _line(tok, offset), None, ids))
     headers: list[str] = []
     for _, row, line, cells in _rows(tokens, offset):
-        texts = [_plain(c, code=False).strip() for c in cells]
+        texts = [_plain(c, code=False, quotations=False).strip() for c in cells]
         if row == 0:
             headers = [t.lower() for t in texts]
             continue

@@ -22,7 +22,7 @@ from ..analysis.stopping_point import Row, current_contract, stopping_point, tru
 from ..schema.envelope import Envelope
 from ..schema.kinds import Contract
 from ..store.ids import is_id
-from .escape import clip, md_inline
+from .escape import cell, clip, md_inline, quotation
 from .forge import Forge
 
 #: Kinds shown on an index page (decisions, hypotheses, sandwiches, contracts, audits,
@@ -220,6 +220,21 @@ class SiteData:
             value = self.quote(record.id, getattr(record, field), record.unit, field=field)
             return f"{record.metric} {record.headline_label} {value}"
         return record.summary()
+
+    def quotes_itself(self, record: Any) -> bool:
+        """Whether `summary(record)` is the record's own words (a title, a finding, a body)
+        rather than a figure ledger derived: a page quoting a record is not claiming what
+        the record says, and the figures rule judges the record at add, not its quotations."""
+        return not (record.kind == "measurement" and not record.title)
+
+    def summary_cell(self, record: Any) -> Markup:
+        """`summary(record)` as a table cell, marked as a quotation where it is the record's own words."""
+        return quotation(cell(self.summary(record)), self.quotes_itself(record))
+
+    def summary_link(self, record: Any, from_page: str, prefix: str = "") -> Markup:
+        """A link to `record` labelled with its summary, marked as a quotation as `summary_cell`."""
+        label = prefix + (self.summary(record) or record.id)
+        return quotation(self.link(record.id, from_page, label), self.quotes_itself(record))
 
     def current_contract(self) -> Envelope | None:
 

@@ -16,6 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
+from ..pages.markdown import QUOTE_OPEN
 from .publish import scrub_text
 
 # Characters Python-Markdown backslash-unescapes (its ESCAPED_CHARS plus `|` from tables),
@@ -58,6 +59,25 @@ def md_inline(value: Any) -> Markup:
         return value
     text = _SPACES.sub(" ", scrub_text(str(value))).strip()
     return Markup(_escape_line_start(_escape_chars(text)))
+
+
+def cell(value: Any) -> Markup:
+    """A table cell: escaped, one line, clipped, and never empty (an empty cell reads as missing)."""
+    if value is None or isinstance(value, Markup):
+        return md_inline(value) if value is not None else Markup("–")
+    text = md_inline(clip(value))
+    return text if str(text) else Markup("–")
+
+
+#: The mark around text a generated page quotes from a record (its title, its finding): the
+#: figures rule reads what the page claims, and a quotation is the record's claim, judged when
+#: it was added (pages.markdown skips it). Only generated pages are parsed with HTML on, so a
+#: user's page cannot use the mark to hide a figure.
+
+
+def quotation(text: Markup, quoted: bool = True) -> Markup:
+    """`text` marked as a quotation from a record (where `quoted`)."""
+    return Markup(f"{QUOTE_OPEN}{text}</span>") if quoted else text
 
 
 def md_block(value: Any) -> Markup:

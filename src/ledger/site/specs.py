@@ -283,6 +283,8 @@ def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
                 hypotheses=hypotheses,
                 gates=gates,
                 other=other,
+                # a spec in a subfolder of the specs folder links back up to the one index
+                index_href=posixpath.relpath(INDEX, posixpath.dirname(page)),
                 body_html=Markup(body_html(spec, directory_urls)),
             ),
         )

@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from ..analysis.dates import approximate_note, time_of_day, when_text
 from ..analysis.figures import format_figure
-from .escape import clip, figure, md_block, md_code, md_fence, md_inline, md_url, percent
+from .escape import cell, clip, figure, md_block, md_code, md_fence, md_inline, md_url, percent, quotation
 from .tables import verdict_cell
 
 
@@ -32,12 +32,7 @@ def _finalize(value: Any) -> Any:
     return md_inline(value)
 
 
-def _cell(value: Any) -> Markup:
-    """A table cell: escaped, one line, clipped, and never empty (an empty cell reads as missing)."""
-    if value is None or isinstance(value, Markup):
-        return md_inline(value) if value is not None else Markup("–")
-    text = md_inline(clip(value))
-    return text if str(text) else Markup("–")
+_cell = cell
 
 
 def _when(value: Any) -> str:
@@ -135,6 +130,7 @@ def environment(user_templates: Path | None = None):
         figure=_figure,
         page_title=_page_title,
         percent=percent,
+        quoted=quotation,
         plural=plural,
         verdict=_verdict,
         when=_when,
