@@ -1,7 +1,7 @@
 """The architecture as a test: the layers of the package, read from the source's imports.
 
     cli  >  demo  >  site | sync  >  checks | collectors | importers  >  analysis | pages  >  store
-         >  schema  >  config | git | redact | numbers | units  >  errors | version
+         >  schema  >  config | git | redact | numbers | units | text  >  errors | version
 
 A module may import from its own package, from any layer below its own, and never from a
 layer above or from a sibling of the same layer (`a | b`: independent). The demo is a
@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("analysis", "pages"),
     ("store",),
     ("schema",),
-    ("config", "git", "redact", "numbers", "units"),
+    ("config", "git", "redact", "numbers", "units", "text"),
     ("errors", "version", "templates"),
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

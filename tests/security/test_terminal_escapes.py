@@ -42,3 +42,21 @@ def test_bidi_and_zero_width_characters_print_escaped(repo: Path) -> None:
         for raw in ("\u202e", "\u202c", "\u200b", "\u2066", "\u2069"):
             assert raw not in out, (args, json.dumps(out))
     assert "\\u202edetcejer\\u202c" in cli(repo, "show", rid, env={"COLUMNS": "400"}).stdout
+
+
+def test_bidi_and_zero_width_characters_are_escaped_on_the_site(repo: Path) -> None:
+    """The same characters reached the site's HTML raw (titles, nav, search index): the
+    site writes them escaped from the same definition (ledger.text)."""
+    from ledger.site.builder import build_site
+    from ledger.store.ledger import Ledger
+
+    title = "verdict: \u202edetcejer\u202c ok\u200b\u2066x\u2069"
+    add(repo, "decision", {"title": title, "family": f"fp8 \u202efamily", "verdict": "accepted"})
+    commit(repo, "a decision with bidi controls")
+    site = repo / "built"
+    build_site(Ledger.open(repo), out=site, strict=False)
+    texts = {p: p.read_text(encoding="utf-8") for p in site.rglob("*") if p.suffix in (".html", ".json", ".md")}
+    for path, text in texts.items():
+        for raw in ("\u202e", "\u202c", "\u200b", "\u2066", "\u2069"):
+            assert raw not in text, (path, raw)
+    assert any("\\u202edetcejer\\u202c" in text for text in texts.values())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import sys
 from typing import Any
@@ -14,13 +13,7 @@ import click
 
 from ..errors import LedgerError
 from ..store import Ledger
-
-#: C0 controls but tab and newline, DEL, and C1 controls (CSI, OSC...): what drives a terminal.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-#: Bidirectional overrides, embeddings and isolates, marks, and zero-width characters: they do
-#: not drive the terminal but reorder or hide what it shows ("Trojan Source"), so a title of
-#: `\u202edetcejer` printed as "rejected".
-_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+from ..text import show_controls, show_invisible
 
 
 def visible(text: str) -> str:
@@ -28,8 +21,7 @@ def visible(text: str) -> str:
     control and zero-width character too (`\\u202e`), so a record holding ESC/OSC sequences
     cannot drive the terminal that prints it nor reorder what it shows. The one filter every
     text the commands print goes through (rich consoles, errors, warnings, check reports)."""
-    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
-    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return show_invisible(show_controls(text))
 
 
 def print_error(exc: LedgerError) -> None:

@@ -26,6 +26,7 @@ import re
 from typing import Any
 
 from ..store.stamps import ROOT_COMMIT_PREFIX, is_local_path
+from ..text import show_invisible
 
 LOCAL_CHECKOUT = "local checkout"
 #: Schedulers whose allocation ids are made from a hostname (see store.stamps.detect_allocation).
@@ -40,8 +41,10 @@ _GPU_UUID = re.compile(r"\b(GPU|MIG)-[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4
 
 
 def scrub_text(text: str) -> str:
-    """`text` with every home or per-user scratch folder replaced by `~`, and every GPU UUID
-    by `GPU#` and 8 hex characters of its sha256 (two boards stay two, neither is named)."""
+    """`text` with every home or per-user scratch folder replaced by `~`, every GPU UUID
+    by `GPU#` and 8 hex characters of its sha256 (two boards stay two, neither is named),
+    and every bidi control or zero-width character shown escaped (ledger.text)."""
+    text = show_invisible(text)
     if "GPU-" in text or "MIG-" in text:
         text = _GPU_UUID.sub(lambda m: f"{m.group(1)}#{hashlib.sha256(m.group(0).encode()).hexdigest()[:8]}", text)
     if not any(marker in text for marker in _HOME_MARKERS):

@@ -21,6 +21,7 @@ from markupsafe import Markup
 from ..analysis.dates import approximate_note, time_of_day, when_text
 from ..analysis.figures import format_figure
 from .escape import cell, clip, figure, md_block, md_code, md_fence, md_inline, md_url, percent, quotation
+from .publish import scrub_text
 from .tables import verdict_cell
 
 
@@ -59,7 +60,7 @@ def _page_title(value: Any) -> Markup:
     every page whose heading holds user text an escaped title of its own.
     """
 
-    return Markup(json.dumps(html.escape(" ".join(str(value).split()), quote=True)))
+    return Markup(json.dumps(html.escape(" ".join(scrub_text(str(value)).split()), quote=True)))
 
 
 def _figure(value: Any, spread: Any = None) -> str:
