@@ -51,7 +51,7 @@ def test_bidi_and_zero_width_characters_are_escaped_on_the_site(repo: Path) -> N
     from ledger.store.ledger import Ledger
 
     title = "verdict: \u202edetcejer\u202c ok\u200b\u2066x\u2069"
-    add(repo, "decision", {"title": title, "family": f"fp8 \u202efamily", "verdict": "accepted"})
+    add(repo, "decision", {"title": title, "family": "fp8 \u202efamily", "verdict": "accepted"})
     commit(repo, "a decision with bidi controls")
     site = repo / "built"
     build_site(Ledger.open(repo), out=site, strict=False)
