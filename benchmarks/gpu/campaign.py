@@ -394,7 +394,10 @@ def main() -> int:  # one driver, read top to bottom
             say(f"  FAILED: {entry['error']}")
             work.drop(candidate)
             if cuda:
+                # An arm out of memory leaves its cached blocks behind: give them back so the next
+                # sandwich and the final measurement start from what the control arm holds.
                 torch.cuda.synchronize()
+                torch.cuda.empty_cache()
         state["current"] = current.as_dict()
         args.state.parent.mkdir(parents=True, exist_ok=True)
         args.state.write_text(json.dumps(state))
@@ -410,6 +413,8 @@ def main() -> int:  # one driver, read top to bottom
         "weights": lambda c: c.with_(weights="bf16-copy"),
         "batch12": lambda c: c.with_(batch=12),
         "batch14": lambda c: c.with_(batch=14),
+        # Issue #27, fifth round: batch 16 (batch 14 fitted at 131 GiB; 16 is expected not to).
+        "batch16": lambda c: c.with_(batch=16),
         "cross-attention": lambda c: c.with_(attn="mixed"),
         "compile-model": lambda c: c.with_(compile="model"),
         # Issue #27, second round (phase h28).
@@ -476,11 +481,13 @@ def main() -> int:  # one driver, read top to bottom
         say(f"final: {current.label()}")
         try:
             work.step_fn(current)()
-            final = time_arm(current) if args.small else None
+            # The final arm samples the environment under load itself when no sandwich arm did
+            # (`--only ,` runs it alone: the stopping point's re-gate needs its health beside it).
+            final = time_arm(current, sample_env=True) if args.small else None
             if not args.small:
                 saved = steps
                 steps = args.final_steps
-                final = time_arm(current)
+                final = time_arm(current, sample_env=True)
                 steps = saved
             result["final"] = {"config": current.as_dict(), "label": current.label(), **final}
             say(

@@ -15,6 +15,9 @@
 #                                                  # with flash-attn 4: pointwise-autotuned compile, then
 #                                                  # max-autotune if it fits; the configuration reached
 #                                                  # timed again either way (the stopping point's re-gate)
+#   bash benchmarks/gpu/run_campaign.sh h29 --only batch16,batch14   # issue #27, fifth round: the batch past 12,
+#                                                  # then the re-gate (`--only ,` runs the re-gate alone; its
+#                                                  # arm samples the environment under load itself)
 #
 # WHEELS (default .whl) is the part of what benchmarks/gpu/fetch_wheels.sh wrote that this call
 # carries (.whl/call-1, then .whl/call-2); install_wheels.sh stashes what arrives in /tmp and installs flash-attn 4
@@ -36,6 +39,9 @@ fi
 # allocator's blocks from fragmenting between the arms (every arm of a sandwich runs under it).
 case "$PHASE" in h27|h28|h29) export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}";; esac
 echo "commit $(git -C "$ROOT" log -1 --format=%h 2>/dev/null || echo unknown)"
+# The device's copy of the tree may carry stale git history: the driver files' sha256 say which commit ran.
+(cd "$ROOT" && sha256sum benchmarks/gpu/*.py benchmarks/gpu/*.sh src/ledger/collectors/flash.py \
+  src/ledger/collectors/timer.py > "$OUT/driver-sha256.txt") || true
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv || true
 python3 "$ROOT/benchmarks/gpu/campaign.py" --phase "$PHASE" --out "$OUT" "$@" 2>&1 | tee "$OUT/stdout-$PHASE.txt"
