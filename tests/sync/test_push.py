@@ -298,9 +298,17 @@ def test_a_refused_queued_push_fails_the_integrate_job_and_says_how_to_recover(p
     flag.unlink()
     _, held = holder.communicate(timeout=60)  # waits, and closes its pipe
     assert holder.returncode == 0, held
+    main_before = git(remote, "rev-parse", "main").stdout.strip()
     landing, report = push(ci, "--integrate")
     assert landing.returncode == 1, landing.stderr
     assert report["left_queued"] == {ref: ["correction-fork"]}
+    # Nothing went in, and the report says so: no push, no "landed", the refused push named.
+    assert git(remote, "rev-parse", "main").stdout.strip() == main_before
+    assert report["outcome"] == "refused" and report["records"] == 0, report
+    assert report["pushes"] == 0 and report["integrated"] == 0, report
+    assert report["message"].startswith("nothing landed: the check refused all 1 queued push(es)"), report
+    assert f"{ref} fails correction-fork" in report["message"] and "they stay queued" in report["message"]
+    assert "ledger push: landed:" not in landing.stderr and "integrated 0" not in landing.stderr, landing.stderr
     assert report["left_queued_violations"][ref][0]["rule"] == "correction-fork"
     assert f"queued push {ref} was refused" in landing.stderr and "error[correction-fork]" in landing.stderr
     recover = f"git fetch origin {ref} && git merge --no-edit FETCH_HEAD"

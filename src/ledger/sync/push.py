@@ -135,6 +135,9 @@ class PushReport:
     records_queued: int = 0
     queue_ref: str | None = None
     attempts: list[Attempt] = field(default_factory=list)
+    #: What the run came to, in one sentence (also said last on stderr): what landed, or
+    #: what did not and where its records are.
+    message: str = ""
     #: What it did on the way, in words (recovery, commits, merges), in order.
     actions: list[str] = field(default_factory=list)
     #: The check that refused the push, when it was refused.
@@ -171,6 +174,7 @@ class PushReport:
     def as_dict(self) -> dict:
         return {
             "outcome": self.outcome,
+            "message": self.message,
             "remote": self.remote,
             "branch": self.branch,
             "commit": self.commit,
@@ -604,7 +608,8 @@ class _Run:
         if remote_head and self.contains(head, remote_head):
             self.report.outcome, self.report.commit = "nothing", remote_head
             self.fast_forward(remote_head)
-            self.say(f"nothing to push: {self.remote}/{self.branch} already holds {head[:12]}")
+            self.report.message = f"nothing to push: {self.remote}/{self.branch} already holds {head[:12]}"
+            self.say(self.report.message)
             return
         self.report.records_new = self.records_between(remote_head, head)
         own = f"{QUEUE}{self.label()}-{self.rng.getrandbits(32):08x}" if self.o.queue else None
@@ -755,10 +760,11 @@ class _Run:
                 changed = time.monotonic()
         self.report.outcome = "queued"
         self.report.records_queued = self.report.records_new
-        self.say(
+        self.report.message = (
             f"still queued after {self.o.wait:.0f} s: {self.report.queue_ref} is on {self.remote}; the next "
             f"`ledger push` or `ledger push --integrate` lands it on {self.branch}"
         )
+        self.say(self.report.message)
 
     def integrate_only(self) -> None:
         remote_head, _ = self.fetch()
@@ -783,7 +789,8 @@ class _Run:
         waiting = self.held_by(remote_head, held=False)
         if head is None and not waiting:
             self.report.outcome = "nothing"
-            self.say(f"nothing queued: every queued push is on {self.remote}/{self.branch}")
+            self.report.message = f"nothing queued: every queued push is on {self.remote}/{self.branch}"
+            self.say(self.report.message)
             return True
         before = self.rev("HEAD")
         tips = self.independent([sha for sha in waiting.values() if sha != head])
@@ -799,12 +806,17 @@ class _Run:
                 self.reset(before)
                 self.refused(own_refused, attempt)
                 return True
-        attempt.check_seconds, attempt.records_checked = result.seconds, result.records_checked
-        attempt.check_cpu_seconds = self.check_cpu
+        attempt.check_seconds, attempt.records_checked, attempt.check_cpu_seconds = (
+            result.seconds,
+            result.records_checked,
+            self.check_cpu,
+        )
         self.say(_check_line(result))
-        merged = self.rev("HEAD") or ""
-        held = self.held_by(merged)
+        held = self.held_by(merged := self.rev("HEAD") or "")
         landing = [ref for ref in held if ref in waiting]
+        if head is None and not landing and refused:
+            self.all_refused(refused, before)
+            return True
         updates: list[tuple[str | None, str, str | None]] = [(merged, self.branch_ref, None)]
         updates += [(None, ref, sha) for ref, sha in sorted(held.items())]
         status, stderr, _code = self.push_refs(updates, atomic=True)
@@ -829,6 +841,21 @@ class _Run:
             return True
         self.say(f"attempt {number}: {_lost_why(self.remote, self.branch, summary, stderr)}; waiting, then retrying")
         return False
+
+    def all_refused(self, refused: dict[str, CheckResult], before: str | None) -> None:
+        """`--integrate` and every queued push failed the check: nothing goes to the branch,
+        so no push is made and nothing is said to have landed (a CI step reads `outcome`)."""
+        self.reset(before)
+        self.state_stage("integrated", integrating=None)
+        self.report.outcome = "refused"
+        self.report.records = 0
+        self.leave_queued(refused)
+        why = "; ".join(f"{ref} fails {', '.join(self.report.left_queued[ref])}" for ref in sorted(refused))
+        self.report.message = (
+            f"nothing landed: the check refused all {len(refused)} queued push(es) ({why}); "
+            f"they stay queued on {self.remote}, and {self.remote}/{self.branch} is unchanged"
+        )
+        self.say(self.report.message)
 
     def leave_queued(self, refused: dict[str, CheckResult]) -> None:
         """Name each queued push the integration could not take, and how to recover it."""
@@ -910,10 +937,11 @@ class _Run:
         if not self.o.integrate_only:
             self.report.records = self.report.records_new
         self.fast_forward(self.rev(self.tracking) or commit)
-        self.say(
+        self.report.message = (
             f"landed: {self.report.records} record(s) on {self.remote}/{self.branch} at {commit[:12]} "
             f"after {attempts} push(es)"
         )
+        self.say(self.report.message)
 
     def fast_forward(self, commit: str) -> None:
         head = self.rev("HEAD")
