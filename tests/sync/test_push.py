@@ -228,6 +228,37 @@ def test_a_kill_mid_merge_is_undone_by_the_next_push(pushed: Path, tmp_path: Pat
     assert git(b, "status", "--porcelain").stdout == ""
 
 
+def test_no_queue_giving_up_says_the_records_are_only_in_this_clone(pushed: Path, tmp_path: Path) -> None:
+    """`--no-queue` that loses its last attempt (another push holds the remote's ref) says
+    plainly that nothing landed, that the records are committed only in this clone (the
+    commit, the branch) and not on the remote, and the command that lands them; its last
+    attempt does not say "retrying". That command then lands them."""
+    remote = tmp_path / "remote.git"
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    flag = tmp_path / "hold"
+    flag.touch()
+    ready = pause_remote(remote, flag)
+    ids = notes(a, "a") + notes(b, "b")
+    holder = subprocess.Popen([str(LEDGER_BIN), "push"], cwd=a, env=env(), stderr=subprocess.PIPE, text=True)
+    wait_for(ready)
+    gave_up, report = push(b, "--no-queue", "--attempts", "1")
+    flag.unlink()
+    _, held = holder.communicate(timeout=60)
+    assert holder.returncode == 0, held
+    assert gave_up.returncode == 2 and report["outcome"] == "gave-up", gave_up.stderr
+    assert "retrying" not in gave_up.stderr and "that was the last of --attempts 1" in gave_up.stderr
+    head = git(b, "rev-parse", "HEAD").stdout.strip()
+    message = report["message"]
+    assert f"committed only in this clone ({b}), at {head[:12]} on branch main" in message, message
+    assert "NOT on origin" in message and "`ledger push`" in message and "nothing landed" in message
+    assert message in gave_up.stderr
+    assert (report["records"], report["records_new"], report["queue_ref"]) == (0, 1, None)
+    assert ids[1] not in on_main(remote)
+    landed, report = push(b)
+    assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    assert sorted(ids) == on_main(remote)
+
+
 def test_a_lost_race_through_the_hook_says_the_push_is_behind(pushed: Path, tmp_path: Path) -> None:
     """A plain `git push` whose remote moved since the clone fetched is refused by the hook as
     behind the remote (no `append-only` accusation), with git's advice to fetch first; after

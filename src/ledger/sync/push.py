@@ -123,7 +123,7 @@ class Attempt:
 class PushReport:
     remote: str
     branch: str
-    outcome: str = "nothing"  # "landed", "queued", "nothing", "refused", "blocked"
+    outcome: str = "nothing"  # "landed", "queued", "nothing", "refused", "blocked", "gave-up"
     commit: str | None = None
     #: Records this run landed on the branch: 0 unless the outcome is "landed" (a blocked or
     #: refused push landed none, whatever it brought).
@@ -169,7 +169,7 @@ class PushReport:
     def exit_code(self) -> int:
         if self.outcome == "refused" or (self.integrate_only and self.left_queued):
             return 1
-        return 2 if self.outcome == "blocked" else 0
+        return 2 if self.outcome in ("blocked", "gave-up") else 0
 
     def as_dict(self) -> dict:
         return {
@@ -644,11 +644,29 @@ class _Run:
                 self.wait_for_landing(head, attempt.seconds)
             if verdict != "retry":
                 return
-            self.say(f"attempt {number}: {self.lost_why}; retrying")
             if number < self.o.attempts:
+                self.say(f"attempt {number}: {self.lost_why}; retrying")
                 self.sleep(min(8.0, 0.25 * 2**number))
-        self.report.outcome = "blocked"
-        self.say(f"gave up after {self.o.attempts} attempt(s): {self.remote}/{self.branch} kept moving")
+            else:
+                self.say(f"attempt {number}: {self.lost_why}; that was the last of --attempts {self.o.attempts}")
+        self.gave_up(head)
+
+    def gave_up(self, head: str) -> None:
+        """`--no-queue` lost every attempt: the records are in this clone's commit only. Say
+        so, with the commit and the command that lands them, since a job's scratch clone is
+        often deleted when the job ends. Not "blocked": no lock stopped it."""
+        self.report.outcome = "gave-up"
+        self.report.records = 0
+        where = self.git.maybe("symbolic-ref", "--quiet", "--short", "HEAD")
+        self.report.message = (
+            f"gave up after {self.o.attempts} attempt(s): {self.remote}/{self.branch} kept moving, so nothing "
+            f"landed: the {self.report.records_new} record(s) are committed only in this clone "
+            f"({self.ledger.root}), at {head[:12]} on {f'branch {where}' if where else 'a detached HEAD'}, and are "
+            f"NOT on {self.remote}. Keep this clone and land them: `ledger push` (without --no-queue: a push that "
+            f"loses the race waits in a queue ref on {self.remote}), or `ledger push --no-queue --attempts "
+            f"{max(8, 2 * self.o.attempts)}`"
+        )
+        self.say(self.report.message)
 
     def attempt_push(
         self, attempt: Attempt, head: str, remote_head: str | None, queue: dict[str, str], own: str | None, began: float
