@@ -259,6 +259,48 @@ def test_no_queue_giving_up_says_the_records_are_only_in_this_clone(pushed: Path
     assert sorted(ids) == on_main(remote)
 
 
+def test_json_errors_are_one_object_and_name_the_remote_argument(pushed: Path, tmp_path: Path) -> None:
+    """`--format json` prints one JSON object with outcome "error" and the message on every
+    error a job script meets (another push running in this clone, a remote that does not
+    exist or cannot be reached, no git identity), with the exit code of the text form; a
+    remote that is not there is named as the REMOTE argument, not a `--remote` option."""
+    remote = tmp_path / "remote.git"
+    a = clone(remote, tmp_path / "a")
+    notes(a, "a")
+
+    def error_of(result: subprocess.CompletedProcess, report: dict) -> str:
+        assert result.returncode == 2, result.stderr
+        assert report["outcome"] == "error" and report["exit_code"] == 2, result.stdout
+        assert report["message"] and report["message"].split(" (")[0] in result.stderr, (report, result.stderr)
+        return report["message"]
+
+    wrong = error_of(*push(a, "upstream"))
+    assert "REMOTE" in wrong and "--remote" not in wrong and "no remote named 'upstream'" in wrong
+    assert "one of this clone's remotes (origin) as REMOTE" in wrong and "git remote add upstream URL" in wrong
+    bare = {k: v for k, v in env().items() if not k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))}
+    home = tmp_path / "home"
+    home.mkdir()
+    bare.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / "none"), EMAIL="")
+    nobody = subprocess.run(
+        [str(LEDGER_BIN), "push", "--format", "json"], cwd=a, env=bare, capture_output=True, text=True
+    )
+    identity = error_of(nobody, json.loads(nobody.stdout))
+    assert "git config user.name" in identity
+    git(a, "remote", "add", "gone", str(tmp_path / "no-such.git"))
+    unreachable = error_of(*push(a, "gone"))
+    assert "git fetch" in unreachable and "check the remote's URL" in unreachable
+    flag = tmp_path / "hold"
+    flag.touch()
+    ready = pause_remote(remote, flag)
+    holder = subprocess.Popen([str(LEDGER_BIN), "push"], cwd=a, env=env(), stderr=subprocess.PIPE, text=True)
+    wait_for(ready)
+    second = error_of(*push(a))
+    flag.unlink()
+    _, held = holder.communicate(timeout=60)
+    assert holder.returncode == 0, held
+    assert "is running in this clone" in second
+
+
 def test_a_lost_race_through_the_hook_says_the_push_is_behind(pushed: Path, tmp_path: Path) -> None:
     """A plain `git push` whose remote moved since the clone fetched is refused by the hook as
     behind the remote (no `append-only` accusation), with git's advice to fetch first; after

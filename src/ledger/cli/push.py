@@ -7,8 +7,10 @@ import json
 import click
 
 from ..checks.report import text as check_text
+from ..errors import LedgerError
+from ..git import GitError
 from ..sync import PushOptions, push
-from .output import open_ledger, visible
+from .output import open_ledger, print_json, visible
 
 
 @click.command("push")
@@ -64,6 +66,38 @@ def command(
     git failing, or a stale lock that blocks the remote (the command that clears it is printed).
     """
 
+    try:
+        return _push(ctx, remote, branch, attempts, wait, job, no_queue, integrate_only, message, fmt)
+    except (LedgerError, GitError) as exc:
+        if fmt == "json":
+            # A script reads one JSON object whatever happened (another push in this clone,
+            # an unreachable remote, no git identity); stderr and the exit code are as in text.
+            problems = exc.problems if isinstance(exc, LedgerError) else []
+            lines = exc.lines() if isinstance(exc, LedgerError) else [str(exc)]
+            print_json(
+                {
+                    "outcome": "error",
+                    "message": "; ".join(lines),
+                    "remote": remote,
+                    "problems": [p.as_dict() for p in problems],
+                    "exit_code": exc.exit_code if isinstance(exc, LedgerError) else 2,
+                }
+            )
+        raise
+
+
+def _push(
+    ctx: click.Context,
+    remote: str,
+    branch: str | None,
+    attempts: int,
+    wait: float,
+    job: str | None,
+    no_queue: bool,
+    integrate_only: bool,
+    message: str | None,
+    fmt: str,
+) -> int:
     ledger = open_ledger(ctx)
     options = PushOptions(
         remote=remote,

@@ -268,14 +268,21 @@ class _Run:
                 [Problem(str(self.ledger.root), "", "the ledger is not in a git repository", "run `git init` first")],
             )
         if not git.maybe("remote", "get-url", self.remote):
+            # REMOTE is `ledger push`'s argument (default origin), not an option.
+            names = (git.maybe("remote") or "").split()
+            fix = (
+                f"name one of this clone's remotes ({', '.join(names)}) as REMOTE, or add it: "
+                if names
+                else "this clone has no remote at all; add one: "
+            )
             raise InputError(
                 f"no remote {self.remote!r}",
                 [
                     Problem(
                         "<command line>",
-                        "--remote",
+                        "REMOTE",
                         f"this clone has no remote named {self.remote!r}",
-                        "name one of `git remote`, or add it: git remote add origin URL",
+                        f"{fix}git remote add {self.remote} URL",
                     )
                 ],
             )
