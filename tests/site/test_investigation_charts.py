@@ -113,3 +113,30 @@ def test_a_transcribed_phase_keeps_its_digits_and_its_gpu_utilisation(tmp_path):
         assert "GPUutil.max3%" in joined
         hover = [t.text for t in ET.fromstring(body).iter(f"{SVG}title")]
         assert any("anonymous +0.01 GiB" in t and "GPU utilisation max 3%" in t for t in hover), hover
+
+
+def test_the_speedup_panel_is_linear_so_the_ideal_is_a_straight_line(tmp_path):
+    """An outsider read log-x against linear-y speedup as a curve bending up: the ideal
+    (linear) line must be the diagonal, so the speedup panel is linear on both axes."""
+    import matplotlib.figure
+
+    from ledger.analysis.sweep import sweeps
+    from ledger.site import investigation
+
+    root = tmp_path / "campaign"
+    campaign(root)
+    data = data_of(root)
+    (sweep,) = sweeps(data.records, data.current_contract())
+    scales = []
+    original = matplotlib.figure.Figure.savefig
+
+    def keep_scales(fig, *args, **kwargs):
+        scales.extend((ax.get_xscale(), ax.get_yscale()) for ax in fig.axes)
+        return original(fig, *args, **kwargs)
+
+    matplotlib.figure.Figure.savefig = keep_scales
+    try:
+        investigation.sweep_svg(sweep, data, narrow=False)
+    finally:
+        matplotlib.figure.Figure.savefig = original
+    assert scales == [("log", "linear"), ("linear", "linear")], scales
