@@ -347,11 +347,63 @@ def test_two_jobs_correcting_one_measurement_fork_it_and_the_fix_lands(pushed: P
     fresh_check(remote, tmp_path / "fresh")
 
 
+def test_a_queued_correction_refused_on_integration_is_fixed_in_its_own_clone(pushed: Path, tmp_path: Path) -> None:
+    """Two jobs correct one measurement; the second's push is queued while the first holds
+    the remote, and its own integration is refused `correction-fork`. The fix it prints can
+    be followed in that job's own clone as printed (the clone holds the other correction),
+    its queue ref is named and counted, and the push that lands the fix deletes that ref."""
+    remote = tmp_path / "remote.git"
+    seed = clone(remote, tmp_path / "seed")
+    [original] = run_ledger(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
+    assert push(seed)[0].returncode == 0
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for repo in (a, b):
+        body = json.dumps({"body": f"{repo.name}: 1.10 s", "supersedes": [original]})
+        assert run_ledger(repo, "add", "note", "-", input=body).returncode == 0
+    flag = tmp_path / "hold"
+    flag.touch()
+    ready = pause_remote(remote, flag)
+    holder = subprocess.Popen([str(LEDGER_BIN), "push"], cwd=a, env=env(), stderr=subprocess.PIPE, text=True)
+    wait_for(ready)
+    job = subprocess.Popen(
+        [str(LEDGER_BIN), "push", "--format", "json", "--wait", "60"],
+        cwd=b,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    end = time.monotonic() + 60  # b's first push meets a's held lock: its queue ref goes in
+    while not git(remote, "for-each-ref", "refs/ledger/incoming/").stdout:
+        assert time.monotonic() < end and job.poll() is None, "b's push was never queued"
+        time.sleep(0.05)
+    flag.unlink()
+    _, held = holder.communicate(timeout=60)
+    assert holder.returncode == 0, held
+    out, err = job.communicate(timeout=120)
+    report = json.loads(out)
+    assert job.returncode == 1 and report["outcome"] == "refused", err
+    ref = report["queue_ref"]
+    assert ref and report["records_queued"] == report["records_new"] == 1, report
+    assert f"its queue ref {ref} stays on origin" in report["message"] and report["message"] in err
+    [fork] = [v for v in report["violations"] if v["rule"] == "correction-fork"]
+    # The fix exactly as printed, in this clone: the record it names is here.
+    supersedes = json.loads(re.search(r"`\"supersedes\": (\[[^]]*\])`", fork["fix"]).group(1))
+    body = json.dumps({"body": "1.05 s stands", "supersedes": supersedes})
+    added = run_ledger(b, "add", "note", "-", input=body)
+    assert added.returncode == 0, added.stderr
+    landed, report = push(b)
+    assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    assert any(f"removed the queue ref an earlier push left, {ref}" in a for a in report["actions"]), report
+    assert git(remote, "for-each-ref", "refs/ledger/incoming/").stdout == ""
+    fresh_check(remote, tmp_path / "fresh")
+
+
 def test_a_refused_queued_push_fails_the_integrate_job_and_says_how_to_recover(pushed: Path, tmp_path: Path) -> None:
     """Two jobs correct one measurement; the second's push is queued (the first holds the
     remote). The job that lands the queue (`--integrate`, after a SLURM array) exits 1 and
     names the queued push, the rule and how to recover it from any clone, since the writer's
-    own clone may be gone; the command it gives to drop the push works."""
+    own clone may be gone; the push that lands the recovered records deletes the queue ref."""
     remote = tmp_path / "remote.git"
     seed = clone(remote, tmp_path / "seed")
     [original] = run_ledger(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
@@ -385,8 +437,7 @@ def test_a_refused_queued_push_fails_the_integrate_job_and_says_how_to_recover(p
     assert report["left_queued_violations"][ref][0]["rule"] == "correction-fork"
     assert f"queued push {ref} was refused" in landing.stderr and "error[correction-fork]" in landing.stderr
     recover = f"git fetch origin {ref} && git merge --no-edit FETCH_HEAD"
-    drop = f"git push origin --delete {ref}"
-    assert recover in landing.stderr and drop in landing.stderr
+    assert recover in landing.stderr and "the push that lands them deletes" in landing.stderr
     # Recovered from the landing job's clone, as it says: merge the queued push, end the fork.
     assert subprocess.run(recover, shell=True, cwd=ci, env=env(), capture_output=True).returncode == 0
     fixes = [r for r in on_main(remote) if r != original] + [
@@ -394,10 +445,10 @@ def test_a_refused_queued_push_fails_the_integrate_job_and_says_how_to_recover(p
     ]
     body = json.dumps({"body": "1.05 s stands", "supersedes": sorted(fixes)})
     assert run_ledger(ci, "add", "note", "-", input=body).returncode == 0
-    landed, _ = push(ci)
+    landed, report = push(ci)
     assert landed.returncode == 0, landed.stderr
-    dropped = subprocess.run(drop.split(), cwd=ci, env=env(), capture_output=True, text=True)
-    assert dropped.returncode == 0, dropped.stderr
+    # The push that landed the queued push's records deleted its queue ref, as it said.
+    assert any(f"removed the queue ref an earlier push left, {ref}" in a for a in report["actions"]), report
     left = git(remote, "for-each-ref", "refs/ledger/incoming/").stdout
     assert ref not in left, (ref, left)
     fresh_check(remote, tmp_path / "fresh")

@@ -693,8 +693,13 @@ class _Run:
         self.report.attempts.append(attempt)
         if flag != "!":
             attempt.outcome = "landed"
-            if queued and own:
-                self.drop_queue_ref(own, head)
+            # Its own queue ref, and any an earlier refused push of this clone left that the
+            # branch now holds (a fix that descends from it), go: nothing stays queued.
+            gone = {ref for src, ref, _ in updates if src is None}
+            drop = {r: sha for r, sha in self.held_by(head).items() if r not in gone}
+            drop.update({own: head} if queued and own else {})
+            if drop:
+                self.drop_queue_refs(drop)
             self.landed(head, attempt.number)
             return "done"
         if not status and code != 0:
@@ -721,14 +726,18 @@ class _Run:
             return "queued"
         return "retry"
 
-    def drop_queue_ref(self, ref: str, commit: str) -> None:
-        """The branch took `commit` in the same push that queued it: delete the queue ref
-        (only if it still names `commit`), so a push that landed leaves nothing queued. Not
-        an attempt: it lands nothing; when it fails, the next writer's push deletes the ref."""
-        status, _stderr, _code = self.push_refs([(None, ref, commit)], atomic=False)
-        if status.get(ref, ("!", ""))[0] != "!":
-            self.report.queue_ref = None
-            self.act(f"removed its queue ref {ref}: the branch holds its commit")
+    def drop_queue_refs(self, refs: dict[str, str]) -> None:
+        """The branch took the commits of these queue refs in this push: delete them (each only
+        if it still names its commit), so a push that landed leaves nothing queued. Not an
+        attempt: it lands nothing; when it fails, the next writer's push deletes the refs."""
+        status, _stderr, _code = self.push_refs([(None, ref, sha) for ref, sha in sorted(refs.items())], atomic=False)
+        for ref in sorted(refs):
+            if status.get(ref, ("!", ""))[0] != "!":
+                own = ref == self.report.queue_ref
+                if own:
+                    self.report.queue_ref = None
+                whose = "its queue ref" if own else "the queue ref an earlier push left,"
+                self.act(f"removed {whose} {ref}: the branch holds its commit")
 
     def records_between(self, base: str | None, head: str) -> int:
         folder = self.records_folder()
@@ -891,8 +900,8 @@ class _Run:
             self.act(
                 f"left queued: {ref} fails {', '.join(rules)}; its writer's next `ledger push` says how to "
                 f"correct it, or from any clone: `git fetch {self.remote} {ref} && git merge --no-edit "
-                f"FETCH_HEAD`, add the record the check's fix names, `ledger push`; then, with its records "
-                f"on {self.branch}, `git push {self.remote} --delete {ref}`"
+                f"FETCH_HEAD`, add the record the check's fix names, `ledger push` (the push that lands them "
+                f"deletes {ref})"
             )
 
     def independent(self, shas: list[str]) -> list[str]:
@@ -977,6 +986,25 @@ class _Run:
         self.report.outcome = "refused"
         self.report.check = result
         self.report.attempts.append(attempt)
+        # The check's fix names records of the remote's branch (the other correction of a
+        # forked record): merge the branch, as `git pull --no-rebase` would, so that fix can be
+        # followed in this clone as printed (records never conflict: they are new files).
+        tracking = self.rev(self.tracking)
+        if tracking:
+            self.merge([tracking], f"Merge {self.remote}/{self.branch} (ledger push)")
+        rules = ", ".join(sorted({v.rule for v in result.errors}))
+        queued = ""
+        if self.report.queue_ref:
+            self.report.records_queued = self.report.records_new
+            queued = (
+                f"; its queue ref {self.report.queue_ref} stays on {self.remote} (never integrated: it fails the "
+                "check), and the push that lands the fix deletes it"
+            )
+        self.report.message = (
+            f"refused by the check ({rules}): nothing landed; this clone holds {self.remote}/{self.branch} merged, "
+            f"so the fix below works here: write the record it names, then `ledger push`{queued}"
+        )
+        self.say(self.report.message)
 
     def blocked(self, queued: bool) -> None:
         self.report.outcome = "blocked"
