@@ -125,8 +125,9 @@ class PushReport:
     branch: str
     outcome: str = "nothing"  # "landed", "queued", "nothing", "refused", "blocked", "gave-up"
     commit: str | None = None
-    #: Records this run landed on the branch: 0 unless the outcome is "landed" (a blocked or
-    #: refused push landed none, whatever it brought).
+    #: 0 unless the outcome is "landed". A job's push: this clone's records now on the branch
+    #: (`records_new`), whoever's push landed them; `--integrate`: the queued records its
+    #: integration landed. So summed over an array's jobs, each record counts once.
     records: int = 0
     #: Records this clone brings that the remote's branch lacked when it fetched.
     records_new: int = 0
