@@ -68,11 +68,15 @@ HARDENED_CONFIG = (
 )
 
 #: Options given before every subcommand: replace objects off, paths printed as they are
-#: (core.quotePath=false: no octal escapes for non-ASCII names), then the hardened settings.
+#: (core.quotePath=false: no octal escapes for non-ASCII names), no advice about the grafts
+#: file (`clean_env` points GIT_GRAFT_FILE at /dev/null, which git would otherwise call a
+#: deprecated grafts file in every error it prints), then the hardened settings.
 GLOBAL_OPTIONS = (
     "--no-replace-objects",
     "-c",
     "core.quotePath=false",
+    "-c",
+    "advice.graftFileDeprecated=false",
     *(opt for key, value in HARDENED_CONFIG for opt in ("-c", f"{key}={value}")),
 )
 

@@ -285,7 +285,8 @@ def test_json_errors_are_one_object_and_name_the_remote_argument(pushed: Path, t
         [str(LEDGER_BIN), "push", "--format", "json"], cwd=a, env=bare, capture_output=True, text=True
     )
     identity = error_of(nobody, json.loads(nobody.stdout))
-    assert "git config user.name" in identity
+    assert "git config user.name" in identity and "git has no identity to commit with (fatal:" in identity
+    assert "grafts" not in nobody.stderr and "hint:" not in nobody.stderr, nobody.stderr
     git(a, "remote", "add", "gone", str(tmp_path / "no-such.git"))
     unreachable = error_of(*push(a, "gone"))
     assert "git fetch" in unreachable and "check the remote's URL" in unreachable

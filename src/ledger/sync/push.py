@@ -433,7 +433,7 @@ class _Run:
                     Problem(
                         str(self.ledger.root),
                         "git commit",
-                        proc.stderr.strip() or proc.stdout.strip(),
+                        _commit_failure(proc.stderr) or proc.stdout.strip(),
                         _identity_fix(proc.stderr),
                     )
                 ],
@@ -1088,6 +1088,15 @@ def _check_line(result: CheckResult) -> str:
         f"ledger check (pre-push): {result.records_checked} record(s), {result.pages_checked} page(s): "
         f"{len(result.errors)} error(s), {len(result.warnings)} warning(s) in {result.seconds:.2f} s: {verdict}"
     )
+
+
+def _commit_failure(stderr: str) -> str:
+    """What a failed `git commit` said: for a missing identity, git's one-line reason, not
+    its page of advice about `--global` config."""
+    if "Author identity unknown" in stderr or "tell me who you are" in stderr:
+        fatal = [line for line in stderr.splitlines() if line.startswith("fatal:")]
+        return "git has no identity to commit with" + (f" ({fatal[-1]})" if fatal else "")
+    return stderr.strip()
 
 
 def _identity_fix(stderr: str) -> str:
