@@ -302,6 +302,18 @@ def test_json_errors_are_one_object_and_name_the_remote_argument(pushed: Path, t
     assert "is running in this clone" in second
 
 
+def test_a_torchrun_job_is_named_by_its_run_id(pushed: Path, tmp_path: Path) -> None:
+    """Under torchrun alone (no SLURM, no CI) the commit names the run, as the record's
+    allocation does (`torchrun-<TORCHELASTIC_RUN_ID>`), not the host."""
+    remote = tmp_path / "remote.git"
+    a = clone(remote, tmp_path / "a")
+    notes(a, "rank 0")
+    landed = run_ledger(a, "push", "--format", "json", env={"TORCHELASTIC_RUN_ID": "trun1"})
+    assert landed.returncode == 0 and json.loads(landed.stdout)["outcome"] == "landed", landed.stderr
+    subjects = git(remote, "log", "--format=%s", "main").stdout
+    assert "ledger: 1 record(s) from torchrun-trun1" in subjects, subjects
+
+
 def test_a_lost_race_through_the_hook_says_the_push_is_behind(pushed: Path, tmp_path: Path) -> None:
     """A plain `git push` whose remote moved since the clone fetched is refused by the hook as
     behind the remote (no `append-only` accusation), with git's advice to fetch first; after

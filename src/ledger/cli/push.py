@@ -31,7 +31,10 @@ from .output import open_ledger, print_json, visible
     help="Seconds to wait for a queued push to land before leaving it queued on the remote.",
 )
 @click.option(
-    "--job", default=None, metavar="NAME", help="This job's name in its queue ref (default: SLURM, CI or host)."
+    "--job",
+    default=None,
+    metavar="NAME",
+    help="This job's name in its queue ref (default: SLURM, CI, torchrun or host).",
 )
 @click.option(
     "--no-queue", is_flag=True, help="No queue ref: fetch, merge, check, push, retry (remotes that refuse other refs)."

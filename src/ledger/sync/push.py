@@ -205,7 +205,8 @@ class PushReport:
 
 
 def job_label(env: dict[str, str] | None = None) -> str:
-    """This job's name in its queue ref: the SLURM array task, the SLURM job, the CI job, else the host."""
+    """This job's name in its queue ref and commit message: the SLURM array task, the SLURM job,
+    the CI job, the torchrun run, else the host."""
     env = dict(os.environ if env is None else env)
     if env.get("SLURM_ARRAY_JOB_ID") and env.get("SLURM_ARRAY_TASK_ID"):
         label = f"slurm-{env['SLURM_ARRAY_JOB_ID']}_{env['SLURM_ARRAY_TASK_ID']}"
@@ -215,6 +216,9 @@ def job_label(env: dict[str, str] | None = None) -> str:
         label = f"gh-{env['GITHUB_RUN_ID']}-{env.get('GITHUB_JOB', 'job')}"
     elif env.get("CI_JOB_ID"):
         label = f"ci-{env['CI_JOB_ID']}"
+    elif env.get("TORCHELASTIC_RUN_ID"):
+        # torchrun's run id, as the record's allocation names it (`torchrun-<id>`).
+        label = f"torchrun-{env['TORCHELASTIC_RUN_ID']}"
     else:
         label = socket.gethostname()
     return re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip(".-")[:80] or "job"
