@@ -247,6 +247,10 @@ def test_no_queue_giving_up_says_the_records_are_only_in_this_clone(pushed: Path
     assert holder.returncode == 0, held
     assert gave_up.returncode == 2 and report["outcome"] == "gave-up", gave_up.stderr
     assert "retrying" not in gave_up.stderr and "that was the last of --attempts 1" in gave_up.stderr
+    # The JSON says why as the text does: a's push held the ref, nobody landed first.
+    [attempt] = report["attempts"]
+    assert attempt["why"].startswith("origin's ref main was locked by another writer's push"), attempt
+    assert f"attempt 1: {attempt['why']}; that was the last" in gave_up.stderr
     head = git(b, "rev-parse", "HEAD").stdout.strip()
     message = report["message"]
     assert f"committed only in this clone ({b}), at {head[:12]} on branch main" in message, message

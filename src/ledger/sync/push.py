@@ -116,7 +116,10 @@ class Attempt:
     #: CPU seconds of the check (this process and the git it ran): flat in the number of writers.
     check_cpu_seconds: float = 0.0
     records_checked: int = 0
+    #: git's own summary of the branch's update.
     detail: str = ""
+    #: Why it did not land, in the words the text says (a held ref lock, another writer first).
+    why: str = ""
 
 
 @dataclass
@@ -724,7 +727,7 @@ class _Run:
                 "the remote refused the push",
                 [Problem(self.remote, self.branch_ref, summary, "see the remote's message above")],
             )
-        self.lost_why = _lost_why(self.remote, self.branch, summary, stderr)
+        self.lost_why = attempt.why = _lost_why(self.remote, self.branch, summary, stderr)
         if queued:
             attempt.outcome = "queued"
             self.say(f"attempt {attempt.number}: {self.lost_why}; queued as {own}")
@@ -878,7 +881,9 @@ class _Run:
             attempt.outcome = "locked"
             self.blocked(True)
             return True
-        self.say(f"attempt {number}: {_lost_why(self.remote, self.branch, summary, stderr)}; waiting, then retrying")
+        self.say(
+            f"attempt {number}: {_why(attempt, self.remote, self.branch, summary, stderr)}; waiting, then retrying"
+        )
         return False
 
     def all_refused(self, refused: dict[str, CheckResult], before: str | None) -> None:
@@ -1018,6 +1023,12 @@ class _Run:
         where = f"; its records are safe in {self.report.queue_ref}" if queued and self.report.queue_ref else ""
         for lock in self.report.locks:
             self.say(f"blocked: {lock.describe()}{where}. Clear it: {lock.command}")
+
+
+def _why(attempt: Attempt, remote: str, branch: str, summary: str, stderr: str) -> str:
+    """`_lost_why`, kept on the attempt too, so the JSON says what the text says."""
+    attempt.why = _lost_why(remote, branch, summary, stderr)
+    return attempt.why
 
 
 def _lost_why(remote: str, branch: str, summary: str, stderr: str) -> str:
