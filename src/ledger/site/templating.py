@@ -42,9 +42,12 @@ def _when(value: Any) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _observed(record: Any) -> Markup:
-    """When a record's evidence was taken, at the precision it is known (analysis.dates)."""
-    return Markup(html.escape(when_text(record) + approximate_note(record)))
+def _observed(record: Any, note: bool = True) -> Markup:
+    """When a record's evidence was taken, at the precision it is known (analysis.dates);
+    `note` adds "(known to the day)" (a table's date column leaves it to the date's form)."""
+    # The date and the time each stay whole (a narrow column broke "2026-08-16" into four lines).
+    parts = [f'<span class="ledger-fig">{html.escape(p)}</span>' for p in when_text(record).split(" ", 1)]
+    return Markup(" ".join(parts) + html.escape(approximate_note(record) if note else ""))
 
 
 def _time_of_day(record: Any) -> str:
