@@ -357,6 +357,8 @@ def test_two_jobs_correcting_one_measurement_fork_it_and_the_fix_lands(pushed: P
     both = sorted(fixes.values())
     assert fork["file"].endswith(f"/{both[1]}.json") and f'"supersedes": ["{both[0]}", "{both[1]}"]' in fork["fix"]
     assert "error[correction-fork]" in refused.stderr
+    assert len(re.findall(r"ledger check \(pre-push\).*: refused", refused.stderr)) == 1, refused.stderr
+    assert "this clone holds origin/main merged" in report["message"] and report["queue_ref"] is None
     body = json.dumps({"body": "1.05 s stands", "supersedes": both})
     assert run_ledger(b, "add", "note", "-", input=body).returncode == 0
     landed, report = push(b)

@@ -640,7 +640,9 @@ class _Run:
             head = self.rev("HEAD") or head
             self.report.commit = head
             result = self.check(head, self.branch_ref, remote_head)
-            self.say(_check_line(result))
+            if not result.errors:
+                # A refusal's summary comes with its violations (report.check), once.
+                self.say(_check_line(result))
             attempt = Attempt(
                 number,
                 "push" if number == 1 else "retry",
