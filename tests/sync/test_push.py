@@ -473,6 +473,48 @@ def test_a_refused_queued_push_fails_the_integrate_job_and_says_how_to_recover(p
     fresh_check(remote, tmp_path / "fresh")
 
 
+def test_three_jobs_correcting_one_record_get_one_fix_that_ends_the_fork(pushed: Path, tmp_path: Path) -> None:
+    """Three jobs correct one measurement: the first lands, two are queued and `--integrate`
+    refuses both, each naming a pair. It also prints the one fix that ends the fork (merge
+    both queue refs, one record superseding all three corrections); followed as printed in
+    the landing job's clone, it lands and the queue is empty."""
+    remote = tmp_path / "remote.git"
+    seed = clone(remote, tmp_path / "seed")
+    [original] = run_ledger(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
+    assert push(seed)[0].returncode == 0
+    a, b, c, ci = (clone(remote, tmp_path / name) for name in ("a", "b", "c", "ci"))
+    fixes = []
+    for repo in (a, b, c):
+        body = json.dumps({"body": f"{repo.name}: 1.10 s", "supersedes": [original]})
+        fixes += run_ledger(repo, "add", "note", "-", input=body).stdout.split()
+    flag = tmp_path / "hold"
+    flag.touch()
+    ready = pause_remote(remote, flag)
+    holder = subprocess.Popen([str(LEDGER_BIN), "push"], cwd=a, env=env(), stderr=subprocess.PIPE, text=True)
+    wait_for(ready)
+    for repo in (b, c):
+        queued, report = push(repo, "--wait", "0")
+        assert queued.returncode == 0 and report["outcome"] == "queued", queued.stderr
+    flag.unlink()
+    _, held = holder.communicate(timeout=60)
+    assert holder.returncode == 0, held
+    landing, report = push(ci, "--integrate")
+    assert landing.returncode == 1 and len(report["left_queued"]) == 2, landing.stderr
+    [one] = [line for line in report["actions"] if line.startswith("one fix for the 2 queued corrections")]
+    assert one in landing.stderr and original in one
+    command = re.search(r"from any clone, `([^`]*)`", one).group(1)
+    supersedes = json.loads(re.search(r"`\"supersedes\": (\[[^]]*\])`", one).group(1))
+    assert sorted(supersedes) == sorted(fixes)
+    assert subprocess.run(command, shell=True, cwd=ci, env=env(), capture_output=True).returncode == 0
+    body = json.dumps({"body": "1.05 s stands", "supersedes": supersedes})
+    added = run_ledger(ci, "add", "note", "-", input=body)
+    assert added.returncode == 0, added.stderr
+    landed, report = push(ci)
+    assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    assert git(remote, "for-each-ref", "refs/ledger/incoming/").stdout == ""
+    fresh_check(remote, tmp_path / "fresh")
+
+
 def test_push_shows_the_checks_warnings_and_what_the_hooks_printed(pushed: Path, tmp_path: Path) -> None:
     """A push that lands with a warning of the check (an abbreviated source SHA) shows the
     warning, as the hook would; what the user's chained pre-push hook prints is shown too."""

@@ -915,6 +915,34 @@ class _Run:
                 f"FETCH_HEAD`, add the record the check's fix names, `ledger push` (the push that lands them "
                 f"deletes {ref})"
             )
+        self.one_fix_per_fork(refused)
+
+    def one_fix_per_fork(self, refused: dict[str, CheckResult]) -> None:
+        """Several queued pushes correcting one record are each refused naming one pair (the
+        landed correction and theirs), and following those fixes in turn is refused again: say
+        the one fix that ends the fork, a record that supersedes every live correction."""
+        ids_of: dict[str, set[str]] = {}
+        refs_of: dict[str, list[str]] = {}
+        for ref, bad in sorted(refused.items()):
+            for v in bad.errors:
+                found = _FORK.match(v.message) if v.rule == "correction-fork" else None
+                if found is None:
+                    continue
+                target, others = found.group(1), found.group(2).split(" and ")
+                ids_of.setdefault(target, set()).update(PurePosixPath(p).stem for p in [v.file, *others])
+                refs_of.setdefault(target, []).append(ref)
+        queue = self.queue()
+        for target, refs in refs_of.items():
+            if len(refs) < 2:
+                continue
+            ids = ", ".join(f'"{i}"' for i in sorted(ids_of[target]))
+            shas = " ".join(queue.get(ref, ref) for ref in refs)
+            self.act(
+                f"one fix for the {len(refs)} queued corrections of {target}: from any clone, "
+                f"`git fetch {self.remote} {' '.join(refs)} && git merge --no-edit {shas}`, write one record "
+                f'with the figures that stand and `"supersedes": [{ids}]`, then `ledger push` (it lands them all '
+                "and deletes their queue refs)"
+            )
 
     def independent(self, shas: list[str]) -> list[str]:
         """The commits of `shas` that none of the others contains (each queue entry once)."""
@@ -1049,6 +1077,9 @@ def _lost_why(remote: str, branch: str, summary: str, stderr: str) -> str:
         return f"another writer's push changed {remote} at the same moment (this push is atomic: none of it went in)"
     return f"{remote}/{branch} moved on: another writer landed first"
 
+
+#: A correction-fork violation's message: the record corrected, and the other live corrections.
+_FORK = re.compile(r"corrects record (\w+), and so does (.+?): \d+ live corrections")
 
 #: git's own lines on a push's stderr, which the report says in its words (lost races, locks).
 _GIT_OWN = (
