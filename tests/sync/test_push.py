@@ -318,6 +318,24 @@ def test_a_torchrun_job_is_named_by_its_run_id(pushed: Path, tmp_path: Path) -> 
     assert "ledger: 1 record(s) from torchrun-trun1" in subjects, subjects
 
 
+def test_a_changed_committed_record_is_left_out_and_said(pushed: Path, tmp_path: Path) -> None:
+    """A committed record changed in the work tree is never committed by `ledger push`
+    (append-only), and the push says so, with the command that undoes the change."""
+    remote = tmp_path / "remote.git"
+    a = clone(remote, tmp_path / "a")
+    [old] = notes(a, "kept")
+    assert push(a)[0].returncode == 0
+    [path] = list((a / "ledger" / "records").rglob(f"{old}.json"))
+    path.write_text(path.read_text().replace("kept", "changed"))
+    new = notes(a, "new")
+    landed, report = push(a)
+    assert landed.returncode == 0 and report["records"] == 1, landed.stderr
+    [said] = [line for line in report["actions"] if line.startswith("left out: 1 committed record file(s)")]
+    assert said in landed.stderr and "git checkout HEAD -- ledger/records" in said
+    assert sorted([old, *new]) == on_main(remote)
+    assert "kept" in git(remote, "show", f"main:{path.relative_to(a).as_posix()}").stdout
+
+
 def test_a_lost_race_through_the_hook_says_the_push_is_behind(pushed: Path, tmp_path: Path) -> None:
     """A plain `git push` whose remote moved since the clone fetched is refused by the hook as
     behind the remote (no `append-only` accusation), with git's advice to fetch first; after

@@ -416,6 +416,7 @@ class _Run:
             for p in dict.fromkeys(out.split("\0") + staged.split("\0"))
             if p and not PurePosixPath(p).name.startswith(".tmp-")
         ]
+        self.say_left_out(folder)
         if not paths:
             return
         records = sum(1 for p in paths if p.endswith(".json"))
@@ -447,6 +448,17 @@ class _Run:
             )
         sha = self.rev("HEAD") or ""
         self.act(f"committed {records} record(s) as {sha[:12]} ({message})")
+
+    def say_left_out(self, folder: str) -> None:
+        """Committed record files changed or deleted in the work tree or index are never
+        committed (records are append-only): say so, rather than leave them out silently."""
+        changed = self.run_git("diff", "HEAD", "--name-only", "-z", "--diff-filter=MDT", "--", folder, check=False)
+        names = [p for p in changed.stdout.split("\0") if p]
+        if names:
+            self.act(
+                f"left out: {len(names)} committed record file(s) changed or deleted here, which a push never "
+                f"commits (records are append-only), e.g. {names[0]}; undo it: git checkout HEAD -- {folder}"
+            )
 
     def records_folder(self) -> str:
         top = self.git.toplevel.resolve()
