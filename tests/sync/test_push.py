@@ -316,6 +316,15 @@ def test_a_torchrun_job_is_named_by_its_run_id(pushed: Path, tmp_path: Path) -> 
     assert landed.returncode == 0 and json.loads(landed.stdout)["outcome"] == "landed", landed.stderr
     subjects = git(remote, "log", "--format=%s", "main").stdout
     assert "ledger: 1 record(s) from torchrun-trun1" in subjects, subjects
+    # Rank 0 through the Python API: the report's attributes are the JSON's fields.
+    notes(a, "rank 0 again")
+    script = (
+        "import ledger; from ledger.sync import PushOptions, push; "
+        "r = push(ledger.Ledger.open('.'), PushOptions(remote='origin', wait=30)); "
+        "print(r.outcome, r.records, r.pushes, r.pushes == r.as_dict()['pushes'])"
+    )
+    api = subprocess.run([sys.executable, "-c", script], cwd=a, env=env(), capture_output=True, text=True)
+    assert api.returncode == 0 and api.stdout.split() == ["landed", "1", "1", "True"], api.stdout + api.stderr
 
 
 def test_a_changed_committed_record_is_left_out_and_said(pushed: Path, tmp_path: Path) -> None:

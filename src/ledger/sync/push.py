@@ -170,6 +170,11 @@ class PushReport:
     cpu_seconds: float = 0.0
 
     @property
+    def pushes(self) -> int:
+        """The attempts that tried to land this commit (the JSON's `pushes`, for the Python API)."""
+        return len(self.attempts)
+
+    @property
     def exit_code(self) -> int:
         if self.outcome == "refused" or (self.integrate_only and self.left_queued):
             return 1
@@ -187,7 +192,7 @@ class PushReport:
             "records_queued": self.records_queued,
             "queue_ref": self.queue_ref,
             "attempts": [a.__dict__ for a in self.attempts],
-            "pushes": len(self.attempts),
+            "pushes": self.pushes,
             "integrated": self.integrated,
             "left_queued": self.left_queued,
             "left_queued_violations": {
