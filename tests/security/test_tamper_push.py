@@ -61,7 +61,11 @@ def test_an_edited_record_even_resealed_is_refused(pushed: Path) -> None:
 def test_a_deleted_record_is_refused(pushed: Path) -> None:
     git(pushed, "rm", "-q", str(_pushed_note(pushed)))
     commit(pushed, "drop the refuted one")
-    _refused(pushed, "append-only")
+    stderr = _refused(pushed, "append-only")
+    # The deletion is committed already: the fix says to revert it, and after that it pushes.
+    assert "`git revert` that commit" in stderr, stderr
+    git(pushed, "revert", "--no-edit", "HEAD")
+    assert push(pushed).returncode == 0
 
 
 def test_a_renamed_record_is_refused(pushed: Path) -> None:

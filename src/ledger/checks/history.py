@@ -38,7 +38,7 @@ RULES: tuple[Rule, ...] = (
         "push (a force-push that drops records, and deleting a remote branch that holds records, "
         "included) or with the merge base of --base REF; `--all` and `--base` also walk the "
         "records folder's whole history, so every file ever added must be at HEAD unchanged.",
-        "Restore the record as it was; to correct it, add a new record whose `supersedes` lists its id.",
+        "Restore the record as it was (a change already committed: `git revert` that commit); to correct it, add a new record whose `supersedes` lists its id.",
     ),
     Rule(
         "behind-remote",
