@@ -40,6 +40,37 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 _code_fingerprint: str | None = None
 
 
+def read_entries(file: Path, fmt: int, fingerprint: str) -> dict[str, tuple]:
+    """The entries of a marshal cache file written in format `fmt` under `fingerprint`; none
+    when it is absent, a symlink (never followed), damaged, or another code's or setting's."""
+    try:
+        if file.is_file() and not file.is_symlink():
+            loaded = marshal.loads(file.read_bytes())
+            if (
+                isinstance(loaded, tuple)
+                and len(loaded) == 3
+                and loaded[0] == fmt
+                and loaded[1] == fingerprint
+                and isinstance(loaded[2], dict)
+            ):
+                return loaded[2]
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    return {}
+
+
+def write_entries(file: Path, fmt: int, fingerprint: str, entries: dict[str, tuple]) -> None:
+    """Write a cache file atomically; one that cannot be written is simply not written (the
+    next run verifies everything again)."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(marshal.dumps((fmt, fingerprint, entries)))
+        os.replace(tmp, file)
+    except (OSError, ValueError):
+        return
+
+
 def code_fingerprint() -> str:
     """sha256 over the bytes of every module of the installed `ledger` package (about 100
     small files, a few milliseconds): a changed rule, schema or parser empties the cache
@@ -141,22 +172,7 @@ class VerificationCache:
         except (GitError, OSError):
             return cls(None, fingerprint, {})
         file = git_dir / "ledger" / "check-cache"
-        entries: dict[str, tuple] = {}
-        try:
-            # Not following a symlink: the cache is read only when it is a regular file.
-            if file.is_file() and not file.is_symlink():
-                loaded = marshal.loads(file.read_bytes())
-                if (
-                    isinstance(loaded, tuple)
-                    and len(loaded) == 3
-                    and loaded[0] == CACHE_FORMAT
-                    and loaded[1] == fingerprint
-                    and isinstance(loaded[2], dict)
-                ):
-                    entries = loaded[2]
-        except (OSError, ValueError, EOFError, TypeError):
-            entries = {}
-        return cls(file, fingerprint, entries)
+        return cls(file, fingerprint, read_entries(file, CACHE_FORMAT, fingerprint))
 
     def answer(
         self, paths: list[str], blobs: dict[str, str]
@@ -203,10 +219,4 @@ class VerificationCache:
         atomically; a cache that cannot be written is simply not written."""
         if self.file is None or not (self.fresh or self.pruned):
             return
-        try:
-            self.file.parent.mkdir(exist_ok=True)
-            tmp = self.file.with_name(f".check-cache.{os.getpid()}.tmp")
-            tmp.write_bytes(marshal.dumps((CACHE_FORMAT, self.fingerprint, {**self.entries, **self.fresh})))
-            os.replace(tmp, self.file)
-        except (OSError, ValueError):
-            return
+        write_entries(self.file, CACHE_FORMAT, self.fingerprint, {**self.entries, **self.fresh})

@@ -18,11 +18,9 @@ only the entries it used, so the file stays the size of one site.
 from __future__ import annotations
 
 import hashlib
-import marshal
-import os
 from pathlib import Path
 
-from ..checks.cache import code_fingerprint
+from ..checks.cache import code_fingerprint, read_entries, write_entries
 
 CACHE_FORMAT = 1
 
@@ -53,21 +51,7 @@ class BuildCache:
         """The cache in `file` when it was written by this code under these `settings`; an
         empty one otherwise (and when `file` is None: a build that remembers nothing)."""
         fingerprint = key(str(CACHE_FORMAT), code_fingerprint(), settings)
-        entries: dict[str, tuple] = {}
-        if file is not None:
-            try:
-                if file.is_file() and not file.is_symlink():
-                    loaded = marshal.loads(file.read_bytes())
-                    if (
-                        isinstance(loaded, tuple)
-                        and len(loaded) == 3
-                        and loaded[0] == CACHE_FORMAT
-                        and loaded[1] == fingerprint
-                        and isinstance(loaded[2], dict)
-                    ):
-                        entries = loaded[2]
-            except (OSError, ValueError, EOFError, TypeError):
-                entries = {}
+        entries = read_entries(file, CACHE_FORMAT, fingerprint) if file is not None else {}
         return cls(file, fingerprint, entries)
 
     def get(self, digest: str) -> tuple | None:
@@ -87,10 +71,4 @@ class BuildCache:
         written is simply not written (the next build verifies everything again)."""
         if self.file is None or self.used == self.entries:
             return
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.file.with_name(f".{self.file.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(marshal.dumps((CACHE_FORMAT, self.fingerprint, self.used)))
-            os.replace(tmp, self.file)
-        except (OSError, ValueError):
-            return
+        write_entries(self.file, CACHE_FORMAT, self.fingerprint, self.used)
