@@ -119,3 +119,57 @@ def test_check_counts_no_unowned_item_tied_only_to_closed_issues(repo: Path) -> 
     result = cli(repo, "check", "--all", "--format", "json")
     found = [v for v in json.loads(result.stdout)["violations"] if v["rule"] == "owed-high-water"]
     assert result.returncode == 1 and found and "2 unowned" in found[0]["message"], found
+
+
+def test_a_mutation_nothing_detected_is_owed_until_an_issue_owns_or_closes_it(repo: Path) -> None:
+    """Issue 23 item 11: W2/T1-T3 of the decode investigation built, passed the gate (exit 0)
+    and were detected by nothing: an honest gap, owed work. Detected, unbuilt and superseded
+    mutations are not; one tied to an issue takes its owner, leaves when it closes, and is not
+    listed twice beside the spec item that names the same issue."""
+    campaign(repo)
+    gate = add(repo, "gate", {"title": "ctest -j4", "outcome": "pass", "exit_code": 0, "executed": 42, "passed": 42})
+    survived = add(repo, "mutation", {"mutation": "W2, Linear3d widened", "gate": gate, "built": True, "exit_code": 0})
+    add(
+        repo,
+        "mutation",
+        {"mutation": "W1, conv widened", "gate": gate, "built": True, "exit_code": 1, "detected_by": "width case"},
+    )
+    add(repo, "mutation", {"mutation": "T1, first attempt", "built": False})
+    wrong = add(repo, "mutation", {"mutation": "D9, typo", "built": True, "exit_code": 0})
+    add(
+        repo,
+        "mutation",
+        {"mutation": "D9, typo", "built": True, "exit_code": 1, "detected_by": "memcmp", "supersedes": [wrong]},
+    )
+    add(repo, "issue", {"number": 1061, "title": "T1 gap", "owner": "ben", "status": "owned"})
+    add(
+        repo, "mutation", {"mutation": "T1, output loop alone", "built": True, "exit_code": 0, "links": {"issue": 1061}}
+    )
+    # #1010 is named by the spec's owed item: its mutation is that item's work.
+    add(repo, "mutation", {"mutation": "P1, phase stamps off", "built": True, "exit_code": 0, "links": {"issue": 1010}})
+    # #1044's live record is closed: a mutation tied to it is settled.
+    add(repo, "mutation", {"mutation": "T2, gather alone", "built": True, "exit_code": 0, "links": {"issue": 1044}})
+
+    result = cli(repo, "status", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = next(s for s in json.loads(result.stdout)["sections"] if s["key"] == "owed")["rows"]
+    mutations = [(r["item"], r["owner"], r["issues"], r["where"]) for r in rows if r["item"].startswith("survived")]
+    assert mutations == [
+        (
+            "survived mutation: W2, Linear3d widened (built, exit 0, detected by nothing)",
+            "unowned",
+            "",
+            "gate ctest -j4",
+        ),
+        ("survived mutation: T1, output loop alone (built, exit 0, detected by nothing)", "ben", "#1061", ""),
+    ], mutations
+    assert [r["id"] for r in rows if r["item"].startswith("survived")][0] == survived
+
+    ledger = Ledger.open(repo)
+    from ledger.site.specs import read_specs
+
+    data = SiteData.build("t", ledger.records(), read_specs(ledger.specs_dir, ledger.root))
+    (page,) = list(render(data, environment()))
+    assert "survived mutation: W2, Linear3d widened" in page.text and "survived mutation: T1, output" in page.text
+    assert "D9, typo" not in page.text and "P1, phase" not in page.text and "T2, gather" not in page.text
+    assert "[mutation record](" in page.text

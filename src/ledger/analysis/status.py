@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..schema.envelope import Envelope
-from ..schema.kinds import Contract, Decision, Hypothesis, Measurement
+from ..schema.kinds import Contract, Decision, Gate, Hypothesis, Measurement, Mutation
 from .figures import quote_of
 from .guidance import Guidance
 from .keyed import issue_closed, issue_owner, owner_of, settled
@@ -380,6 +380,19 @@ def owed_section(ctx: StatusContext) -> Section:
                     "id": h.id,
                 }
             )
+    gates = {g.id: g for g in ctx.records if isinstance(g, Gate)}
+    for m in owed_mutations(ctx.records, {n for o in ctx.owed for n in o.issues}):
+        issues = (m.links.issue,) if m.links.issue is not None else ()
+        gate = gates.get(m.gate or "")
+        rows.append(
+            {
+                "item": f"survived mutation: {m.mutation} (built, exit 0, detected by nothing)",
+                "owner": owner_of(None, issues, lookup) or "unowned",
+                "issues": ", ".join(f"#{n}" for n in issues),
+                "where": f"gate {gate.title or gate.command or gate.id}" if gate else "",
+                "id": m.id,
+            }
+        )
     if ctx.guidance is not None and ctx.choice.contract is not None:
         for state in ctx.guidance.regates.get(ctx.choice.contract.id, []):
             if state.owed:
@@ -400,7 +413,31 @@ def owed_section(ctx: StatusContext) -> Section:
         Column("where", "Where", 4),
         Column("id", "Record", 3, "id"),
     ]
-    return Section("owed", "Owed", columns, rows, "Nothing owed: no owed item in a spec page, no open hypothesis.")
+    return Section(
+        "owed",
+        "Owed",
+        columns,
+        rows,
+        "Nothing owed: no owed item in a spec page, no open hypothesis, no mutation that survived.",
+    )
+
+
+def owed_mutations(records: list[Envelope], named_issues: set[int]) -> list[Mutation]:
+    """Mutations owed as work: built and passed the gate (exit 0), detected by nothing, not
+    superseded. A defect nothing detects is a gap in the gate until a test catches it. One that
+    links an issue is owned by it and settled when it closes; one whose issue an owed item of a
+    spec page already names is that item's work, not a second row."""
+    superseded = {s for r in records for s in r.supersedes}
+    closed = issue_closed(records)
+    out = []
+    for m in records:
+        if not (isinstance(m, Mutation) and m.built and m.exit_code == 0 and not m.detected_by):
+            continue
+        issues = (m.links.issue,) if m.links.issue is not None else ()
+        if m.id in superseded or settled(issues, closed) or named_issues.intersection(issues):
+            continue
+        out.append(m)
+    return out
 
 
 def sweep_sections(ctx: StatusContext) -> list[Section]:

@@ -601,7 +601,10 @@ class Gate(Envelope):
 
 
 class Mutation(Envelope):
-    """A deliberate defect and whether the gate caught it: built, exit code, detected by."""
+    """A deliberate defect and whether the gate caught it: built, exit code, detected by. One
+    that built and passed (exit code 0, detected by nothing) is owed work in `ledger status`
+    until a test catches it; `links.issue` gives it the issue's owner and closes it with the
+    issue."""
 
     KIND: ClassVar[str] = "mutation"
     REFERENCE_FIELDS: ClassVar[tuple[str, ...]] = ("gate",)

@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import pages
 from ..analysis.keyed import issue_closed, issue_owner, live_records, owner_of, settled
+from ..analysis.status import owed_mutations
 from .context import Page, SiteData
 from .specs import page_of
 
@@ -16,14 +17,17 @@ ORDER = ("open", "unverified", "supported", "refuted")
 
 
 def owed(data: SiteData) -> list[dict]:
-    """Owed items from the spec pages' bodies (the checker's parser) and front matter."""
+    """Owed items from the spec pages' bodies (the checker's parser) and front matter, then
+    the mutations that survived (`ledger status` lists the same)."""
 
     lookup = issue_owner(data.records)
     closed = issue_closed(data.records)  # an item whose issues are all closed is owed no more
-    out = []
+    out: list[dict[str, Any]] = []
+    named: set[int] = set()  # issues the spec items name
     for spec in data.specs:
         href = posixpath.relpath(page_of(spec), posixpath.dirname(PAGE))
         for item in pages.owed_items(spec.body, body=True):
+            named.update(item.issues)
             if settled(item.issues, closed):
                 continue
             out.append(
@@ -33,6 +37,7 @@ def owed(data: SiteData) -> list[dict]:
                     "issues": ", ".join(f"#{n}" for n in item.issues),
                     "spec": spec.name,
                     "href": href,
+                    "record": None,
                 }
             )
         front = spec.front.get("owed") or []
@@ -40,6 +45,7 @@ def owed(data: SiteData) -> list[dict]:
             entry = entry if isinstance(entry, dict) else {"item": entry}
             issue = entry.get("issue")
             numbers = [int(issue)] if isinstance(issue, int) or (isinstance(issue, str) and issue.isdigit()) else []
+            named.update(numbers)
             if settled(numbers, closed):
                 continue
             out.append(
@@ -49,8 +55,19 @@ def owed(data: SiteData) -> list[dict]:
                     "issues": f"#{issue}" if issue else "",
                     "spec": spec.name,
                     "href": href,
+                    "record": None,
                 }
             )
+    for m in owed_mutations(data.records, named):
+        numbers = [m.links.issue] if m.links.issue is not None else []
+        out.append(
+            {
+                "text": f"survived mutation: {m.mutation} (built, exit 0, detected by nothing)",
+                "owner": owner_of(None, numbers, lookup) or "unowned",
+                "issues": ", ".join(f"#{n}" for n in numbers),
+                "record": m.id,
+            }
+        )
     return out
 
 
