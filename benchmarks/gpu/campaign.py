@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import statistics
 import sys
-import threading
 import time
 import traceback
 from pathlib import Path
@@ -41,7 +40,7 @@ from reference_workload import LTX2_LIKE, SMALL, analytic_flops  # noqa: E402
 from ledger.analysis.sandwich import compute  # noqa: E402
 from ledger.collectors.attention import benchmark_attention  # noqa: E402
 from ledger.collectors.ceiling import measure_ceiling  # noqa: E402
-from ledger.collectors.environment import collect_environment  # noqa: E402
+from ledger.collectors.environment import LoadSampler, collect_environment, series_readings  # noqa: E402
 from ledger.collectors.flash import fa4_status  # noqa: E402
 from ledger.collectors.flops import audit_flops  # noqa: E402
 from ledger.collectors.timer import VENDOR_H200_BF16, Peak, StepTimer  # noqa: E402
@@ -127,6 +126,7 @@ def main() -> int:  # one driver, read top to bottom
         (out / f"campaign-{args.phase}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
 
     env_load: dict = {}
+    load_samples: list = []  # every timed arm's NVML readings, in order
     state = json.loads(args.state.read_text()) if args.state.exists() else {}
     current = Config(**state["current"]) if "current" in state else BASELINE
     if args.phase == "h27" and "current" not in state and not args.start:
@@ -285,27 +285,29 @@ def main() -> int:  # one driver, read top to bottom
             torch.cuda.reset_peak_memory_stats(device)
             torch.cuda.synchronize()
         started = dt.datetime.now(dt.UTC).isoformat()
-        started = dt.datetime.now(dt.UTC).isoformat()
+        # NVML read every 0.5 s through the timed steps (not the warmup): the allocation's health
+        # is judged from every timed arm's readings pooled, not from one instant (a reading of
+        # 399 W between two kernels once made a 690 W run "degraded").
         sampler = None
-        if sample_env and not env_load:
-
-            def sample():
-                time.sleep(1.0 if cuda else 0.0)
-                env_load.update(collect_environment(under_load=cuda))
-
-            sampler = threading.Thread(target=sample)
-            sampler.start()
-        for _ in range(warmup + steps):
+        for i in range(warmup + steps):
+            if i == warmup and sample_env:
+                sampler = LoadSampler(interval_s=0.5).start()
             with timer.step():
                 step()
             if timer.stopped:
                 break
         res = timer.finish()
-        if sampler:
-            sampler.join()
+        load = sampler.stop() if sampler else []
+        if load:
+            load_samples.extend(load)
+            env_load.clear()
+            env_load.update(collect_environment(under_load=True, series=load_samples))
+        elif sample_env and not env_load:
+            env_load.update(collect_environment(under_load=cuda))  # no GPU to read: the machine as it is
         if res.median:
             step_s.append(res.median)
         return {
+            "load": series_readings(load)[1] if load else None,
             "started_at": started,
             "samples": res.samples,
             "outcome": res.outcome,

@@ -10,11 +10,15 @@ import pytest
 from conftest import run_ledger
 
 from ledger.collectors.environment import (
+    LoadSampler,
     allowlisted_env,
     assess_health,
     collect_environment,
     decode_clock_event_reasons,
+    judge_series,
+    series_readings,
 )
+from ledger.schema import Environment
 
 SECRETS = {
     "HF_TOKEN": "hf_plantedsecretvalue111",
@@ -83,6 +87,76 @@ def test_health_rules():
     # The same clocks while drawing far less than the budget are degraded.
     starved = {**at_budget, "power_draw_w": 420}
     assert assess_health([starved], under_load=True)["verdict"] == "degraded"
+
+
+def _h200(t: float, sm: int, watts: float, util: int = 100, reasons=("sw_power_cap",)) -> dict:
+    """One NVML reading of an H200 as read_gpus returns it (the campaign's readings)."""
+    return {
+        "index": 0,
+        "name": "NVIDIA H200",
+        "sm_clock_mhz": sm,
+        "sm_clock_max_mhz": 1980,
+        "power_draw_w": watts,
+        "power_limit_w": 700.0,
+        "power_default_limit_w": 700.0,
+        "temperature_c": 51,
+        "clock_event_reasons": list(reasons),
+        "ecc_errors_uncorrected": 0,
+        "utilization_percent": util,
+        "t": t,
+    }
+
+
+def test_one_odd_sample_neither_makes_nor_hides_the_verdict():
+    # The fourth round's "degraded" came from one reading at 399 W and 1,575 MHz; the board
+    # held ~690 W through the steps. Judged from the series, that run is healthy.
+    steady = [[_h200(0.25 * i, 1410 + 10 * (i % 3), 688.0 + (i % 4))] for i in range(20)]
+    odd = steady[:7] + [[_h200(1.75, 1575, 399.0)]] + steady[8:]
+    assert assess_health(odd[7], under_load=True)["verdict"] == "degraded"
+    verdict = judge_series(odd)
+    assert verdict["verdict"] == "healthy"
+    assert any("1 sample(s) degraded on their own" in r for r in verdict["reasons"])
+    assert any("full default power budget" in r for r in verdict["reasons"])
+    readings, summary = series_readings(odd)
+    assert readings[0]["power_draw_w"] == 689.0 and readings[0]["clock_event_reasons"] == ["sw_power_cap"]
+    assert summary["samples"] == 20 and summary["seconds"] == 4.75
+    gpu = summary["gpus"][0]
+    assert (gpu["power_min_w"], gpu["power_median_w"], gpu["power_max_w"]) == (399.0, 689.0, 691.0)
+    # A board that stays starved (far under its budget, clocks held) is degraded from the series too.
+    starved = [[_h200(0.25 * i, 1575, 420.0 + i)] for i in range(10)]
+    verdict = judge_series(starved)
+    assert verdict["verdict"] == "degraded" and any("10 sample(s) degraded" in r for r in verdict["reasons"])
+    # Gaps between kernels (idle readings) are left out of the medians while busy ones exist.
+    gappy = steady[:10] + [[_h200(9.0, 345, 90.0, util=0, reasons=("gpu_idle",))]] * 12
+    readings, summary = series_readings(gappy)
+    assert summary["gpus"][0]["busy_samples"] == 10 and readings[0]["sm_clock_mhz"] >= 1410
+    assert judge_series(gappy)["verdict"] == "healthy"
+    # Errors only grow: the largest count stands for the series.
+    ecc = steady[:5] + [[{**_h200(2.0, 1410, 688.0), "ecc_errors_uncorrected": 2}]]
+    assert judge_series(ecc)["verdict"] == "degraded"
+    assert judge_series([])["verdict"] == "unknown"
+
+
+def test_an_environment_from_a_series_is_added_as_a_record(repo, tmp_path):
+    series = [[_h200(0.25 * i, 1410, 688.0)] for i in range(8)]
+    body = collect_environment(under_load=True, import_torch=False, series=series)
+    assert body["gpus"][0]["sm_clock_mhz"] == 1410 and "t" not in body["gpus"][0]
+    assert body["health"]["verdict"] == "healthy" and body["load_series"]["samples"] == 8
+    (tmp_path / "env.json").write_text(json.dumps(body))
+    out = run_ledger(repo, "add", "environment", str(tmp_path / "env.json"), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    [added] = json.loads(out.stdout)
+    env = Environment.model_validate_json((repo / added["path"]).read_text())
+    assert env.load_series is not None and env.load_series.gpus[0].degraded_samples == 0
+    assert env.load_series.gpus[0].sm_clock_median_mhz == 1410 and env.load_series.gpus[0].power_median_w == 688
+
+
+def test_the_load_sampler_on_a_machine_without_a_gpu_takes_no_samples():
+    sampler = LoadSampler(interval_s=0.01).start()
+    samples = sampler.stop()
+    if samples:
+        pytest.skip("this machine has an NVIDIA GPU")
+    assert sampler.no_gpu and collect_environment(import_torch=False, series=samples)["health"]["verdict"] == "unknown"
 
 
 @pytest.mark.slow

@@ -20,6 +20,8 @@ from typing import Any
 _EXPORTS: dict[str, str] = {
     "collect_environment": "environment",
     "assess_health": "environment",
+    "judge_series": "environment",
+    "LoadSampler": "environment",
     "allowlisted_env": "environment",
     "decode_clock_event_reasons": "environment",
     "StepTimer": "timer",

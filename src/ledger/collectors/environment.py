@@ -11,7 +11,9 @@ import os
 import platform
 import re
 import socket
+import statistics
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from importlib import metadata
@@ -279,19 +281,157 @@ def assess_health(gpus: Sequence[Mapping[str, Any]], under_load: bool) -> dict[s
     return {"verdict": "healthy", "reasons": notes}
 
 
+#: Numeric readings a series summarises by their median (per GPU, over its samples).
+_SERIES_FIELDS = ("sm_clock_mhz", "mem_clock_mhz", "power_draw_w", "temperature_c", "utilization_percent")
+
+
+class LoadSampler:
+    """NVML readings of every GPU, every `interval_s` seconds, on a background thread.
+
+    One instantaneous reading can land on a moment that says nothing of the run (a board
+    drawing 399 W between two kernels of a step that held 690 W): start it when the timed
+    steps start, stop it when they end, and judge the series (:func:`judge_series`).
+    `samples` is a list of readings, each the list :func:`read_gpus` returns, with the
+    seconds since start under `t` in each GPU's dict.
+    """
+
+    def __init__(self, interval_s: float = 0.25, max_samples: int = 4000) -> None:
+        self.interval_s, self.max_samples = interval_s, max_samples
+        self.samples: list[list[dict[str, Any]]] = []
+        self.driver: str | None = None
+        self.no_gpu: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = 0.0
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and len(self.samples) < self.max_samples:
+            gpus, self.driver, self.no_gpu = read_gpus()
+            if not gpus:
+                return  # no GPU: nothing to sample, and it will not appear
+            t = round(time.perf_counter() - self._t0, 3)
+            self.samples.append([{**g, "t": t} for g in gpus])
+            self._stop.wait(self.interval_s)
+
+    def start(self) -> LoadSampler:
+        self._t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._run, name="ledger-load-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[list[dict[str, Any]]]:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        return self.samples
+
+
+def series_readings(samples: Sequence[Sequence[Mapping[str, Any]]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per GPU, one reading that stands for the series, and the series' summary.
+
+    The reading: the median of each numeric reading over the GPU's samples, the clock-event
+    reasons present in at least half of them, the largest ECC counts (they only grow), the
+    rest (name, UUID, limits, maxima) from its last sample. Samples in which a GPU was idle
+    (utilization 0, or `gpu_idle`) are left out of its medians while it had busy ones: a
+    gap between two kernels is not the load. The summary (`load_series` of the record)
+    says how many samples over how long, and per GPU min/median/max of clock and power and
+    how many samples showed each reason.
+    """
+    per_gpu: dict[int, list[Mapping[str, Any]]] = {}
+    for sample in samples:
+        for gpu in sample:
+            per_gpu.setdefault(int(gpu.get("index", 0)), []).append(gpu)
+    readings: list[dict[str, Any]] = []
+    summary_gpus: list[dict[str, Any]] = []
+    for index, seen in sorted(per_gpu.items()):
+        busy = [g for g in seen if not _idle(g)]
+        judged = busy or list(seen)
+        reading: dict[str, Any] = {k: v for k, v in seen[-1].items() if k != "t"}
+        for key in _SERIES_FIELDS:
+            values = [g[key] for g in judged if g.get(key) is not None]
+            if values:
+                reading[key] = statistics.median(values)
+            else:
+                reading.pop(key, None)
+        counts: dict[str, int] = {}
+        for g in judged:
+            for reason in g.get("clock_event_reasons", []):
+                counts[reason] = counts.get(reason, 0) + 1
+        reading["clock_event_reasons"] = [r for r, n in counts.items() if 2 * n >= len(judged)]
+        for key in ("ecc_errors_corrected", "ecc_errors_uncorrected"):
+            values = [g[key] for g in seen if g.get(key) is not None]
+            if values:
+                reading[key] = max(values)
+        readings.append(reading)
+        stats: dict[str, Any] = {"index": index, "samples": len(seen), "busy_samples": len(busy)}
+        for key, name, unit in (("sm_clock_mhz", "sm_clock", "mhz"), ("power_draw_w", "power", "w")):
+            values = [g[key] for g in judged if g.get(key) is not None]
+            if values:  # flat fields: a nested {min, median, max} would read as a measurement's figures
+                for stat, value in (("min", min(values)), ("median", statistics.median(values)), ("max", max(values))):
+                    stats[f"{name}_{stat}_{unit}"] = value
+        stats["clock_event_reasons"] = dict(sorted(counts.items()))
+        stats["degraded_samples"] = sum(
+            1 for g in judged if assess_health([g], under_load=True)["verdict"] == "degraded"
+        )
+        summary_gpus.append(stats)
+    times = [g["t"] for sample in samples for g in sample if g.get("t") is not None]
+    summary = {
+        "samples": len(samples),
+        "seconds": round(max(times) - min(times), 3) if times else 0.0,
+        "rule": "per GPU, the median of its busy samples' readings, judged as one reading",
+        "gpus": summary_gpus,
+    }
+    return readings, summary
+
+
+def _idle(gpu: Mapping[str, Any]) -> bool:
+    return "gpu_idle" in gpu.get("clock_event_reasons", []) or gpu.get("utilization_percent") == 0
+
+
+def judge_series(samples: Sequence[Sequence[Mapping[str, Any]]], under_load: bool = True) -> dict[str, Any]:
+    """The health verdict of a series of readings: :func:`assess_health` of the per-GPU median
+    readings (:func:`series_readings`), with how many single samples that rule would have
+    called degraded said beside it, so one odd sample neither makes nor hides a verdict."""
+    if not samples:
+        return {"verdict": "unknown", "reasons": ["no readings were taken, so GPU health cannot be judged"]}
+    readings, summary = series_readings(samples)
+    verdict = assess_health(readings, under_load)
+    notes = []
+    for gpu in summary["gpus"]:
+        clock = [gpu.get(f"sm_clock_{k}_mhz") for k in ("min", "max", "median")]
+        power = [gpu.get(f"power_{k}_w") for k in ("min", "max", "median")]
+        notes.append(
+            f"GPU {gpu['index']}: judged from the median of {gpu['busy_samples']} busy samples of "
+            f"{gpu['samples']} over {summary['seconds']:g} s"
+            + ("; SM clock {:g}-{:g} MHz, median {:g}".format(*clock) if None not in clock else "")
+            + ("; power {:g}-{:g} W, median {:g}".format(*power) if None not in power else "")
+            + f"; {gpu['degraded_samples']} sample(s) degraded on their own"
+        )
+    return {"verdict": verdict["verdict"], "reasons": [*verdict["reasons"], *notes]}
+
+
 def collect_environment(
     *,
     under_load: bool = False,
     env: Mapping[str, str] | None = None,
     import_torch: bool = True,
     title: str | None = None,
+    series: Sequence[Sequence[Mapping[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """An `environment` record body for `ledger add environment`.
 
     `under_load`: the caller states that the GPUs were busy with the measured work while
     this ran (see :func:`sample_under_load`); only then are SM clocks judged.
+    `series`: readings a :class:`LoadSampler` took while the work ran: the record's `gpus`
+    are then the series' median readings, its health is :func:`judge_series`, and
+    `load_series` summarises the samples (no new reading is taken).
     """
-    gpus, driver, no_gpu = read_gpus()
+    if series:
+        readings, summary = series_readings(series)
+        gpus, no_gpu = readings, None
+        driver = read_gpus()[1]
+    else:
+        gpus, driver, no_gpu = read_gpus()
     versions = _versions(import_torch)
     try:
         load = [round(x, 2) for x in os.getloadavg()]
@@ -308,7 +448,8 @@ def collect_environment(
         "cpu_count": os.cpu_count(),
         "cpu_model": _cpu_model(),
         "under_load": under_load,
-        "health": assess_health(gpus, under_load),
+        "health": judge_series(series, under_load) if series else assess_health(gpus, under_load),
+        "load_series": summary if series else None,
         "title": title or _title(gpus, no_gpu, under_load),
     }
     return {k: v for k, v in body.items() if v is not None}
@@ -322,10 +463,11 @@ def _title(gpus: list[dict[str, Any]], no_gpu: str | None, under_load: bool) -> 
 
 
 def sample_under_load(seconds: float = 3.0, device: int = 0, size: int = 8192) -> dict[str, Any]:
-    """Queue about `seconds` of bf16 matrix products on the GPU, then sample NVML halfway through.
+    """Queue about `seconds` of bf16 matrix products on the GPU and sample NVML while they run.
 
-    The samples are taken while the products run, so SM clocks and power are judged
-    under load. Without a CUDA device this is :func:`collect_environment` at idle.
+    A :class:`LoadSampler` reads every 0.25 s from a quarter of the way in to the end, so
+    SM clocks and power are judged under load, from the series. Without a CUDA device this
+    is :func:`collect_environment` at idle.
     """
 
     import torch
@@ -343,7 +485,9 @@ def sample_under_load(seconds: float = 3.0, device: int = 0, size: int = 8192) -
     one = max(time.perf_counter() - start, 1e-4)
     for _ in range(max(1, int(seconds / one))):
         torch.matmul(a, b)
+    time.sleep(seconds / 4)  # past the clocks' ramp
+    sampler = LoadSampler().start()
     time.sleep(seconds / 2)
-    body = collect_environment(under_load=True)
+    samples = sampler.stop()
     torch.cuda.synchronize(dev)
-    return body
+    return collect_environment(under_load=True, series=samples)

@@ -135,6 +135,29 @@ class HealthVerdict(Model):
     reasons: list[str] = Field(default_factory=list)
 
 
+class GpuSeries(Model):
+    index: int = Field(..., ge=0)
+    samples: int = Field(..., ge=0)
+    busy_samples: int = Field(0, ge=0, description="Samples in which the GPU was not idle (the ones judged).")
+    sm_clock_min_mhz: NonNegative | None = None
+    sm_clock_median_mhz: NonNegative | None = None
+    sm_clock_max_mhz: NonNegative | None = None
+    power_min_w: NonNegative | None = None
+    power_median_w: NonNegative | None = None
+    power_max_w: NonNegative | None = None
+    clock_event_reasons: dict[str, int] = Field(
+        default_factory=dict, description="How many judged samples showed each clock-event reason."
+    )
+    degraded_samples: int = Field(0, ge=0, description="Judged samples the health rule calls degraded on their own.")
+
+
+class LoadSeries(Model):
+    samples: int = Field(..., ge=0)
+    seconds: NonNegative = 0.0
+    rule: str | None = None
+    gpus: list[GpuSeries] = Field(default_factory=list)
+
+
 class Environment(Envelope):
     """The machine at measurement time: GPUs, clocks, power, throttling, versions, flags, load."""
 
@@ -164,6 +187,11 @@ class Environment(Envelope):
         description="True when the GPUs were sampled while busy with the measured work (clocks are judged only then).",
     )
     health: HealthVerdict = Field(default_factory=HealthVerdict)
+    load_series: LoadSeries | None = Field(
+        None,
+        description="NVML readings taken through the measured work: `gpus` are then their per-GPU medians, "
+        "and `health` is judged from those.",
+    )
 
 
 class Ceiling(Envelope):
