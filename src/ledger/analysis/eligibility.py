@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema.envelope import Envelope
-from ..schema.kinds import Decision, Environment, Measurement, Sandwich
+from ..schema.kinds import Decision, Environment, GpuState, Measurement, Sandwich
+from ..schema.readings import high, low
+from ..schema.readings import text as reading_text
 from .families import norm
 
 #: Defaults of the `baseline-eligibility` rule's parameters (ledger.yaml `rules:` overrides them).
@@ -37,6 +39,9 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     "benign_clock_reasons": ["gpu_idle", "display_clock_setting"],
     "max_ecc_uncorrected": 0,
     "max_temperature_c": 90.0,
+    # Maximum-clock bins per device, e.g. GB200 trays at 2,062 MHz (healthy class) and 1,965 MHz
+    # (degraded class): [{gpu: GB200, healthy: [2062], degraded: [1965]}]. None by default.
+    "max_clock_bins": [],
 }
 
 THRESHOLD_DOCS: dict[str, str] = {
@@ -46,11 +51,84 @@ THRESHOLD_DOCS: dict[str, str] = {
     "benign_clock_reasons": "Clock-event (throttle) reasons that do not make an allocation ineligible.",
     "max_ecc_uncorrected": "Most uncorrected ECC errors an eligible GPU may report.",
     "max_temperature_c": "Highest GPU temperature (degrees C) of an eligible allocation.",
+    "max_clock_bins": "Per device, its maximum-SM-clock bins, e.g. [{gpu: GB200, healthy: [2062], degraded: [1965]}]: "
+    "a GPU whose name contains the gpu text is ineligible unless its maximum SM clock is a healthy bin.",
 }
 
 
+def clock_bin_problems(value: Any) -> list[tuple[str, str]]:
+    """(where inside `max_clock_bins`, what is wrong) for each malformed entry; [] when it is valid."""
+    if not isinstance(value, list):
+        return [("", f"must be a list of bins, not {type(value).__name__}")]
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(value):
+        at = f"[{i}]"
+        if not isinstance(entry, dict):
+            out.append((at, "must be a mapping with gpu, healthy and degraded"))
+            continue
+        unknown = sorted(set(entry) - {"gpu", "healthy", "degraded"})
+        if unknown:
+            out.append((f"{at}.{unknown[0]}", f"a bin has no key {unknown[0]!r} (its keys: gpu, healthy, degraded)"))
+        gpu = entry.get("gpu")
+        if not isinstance(gpu, str) or not gpu.strip():
+            out.append((f"{at}.gpu", "must name the device as its GPU name contains it, e.g. GB200"))
+        elif gpu.casefold() in seen:
+            out.append((f"{at}.gpu", f"{gpu!r} has bins already; list each device once"))
+        else:
+            seen.add(gpu.casefold())
+        lists: dict[str, list[float]] = {}
+        for key in ("healthy", "degraded"):
+            clocks = entry.get(key, [])
+            if not isinstance(clocks, list) or not all(
+                isinstance(c, int | float) and not isinstance(c, bool) and c > 0 for c in clocks
+            ):
+                out.append((f"{at}.{key}", "must be a list of maximum SM clocks in MHz, e.g. [2062]"))
+                continue
+            lists[key] = clocks
+        if "healthy" in lists and not lists["healthy"]:
+            out.append((f"{at}.healthy", "names no clock: a device with no healthy bin is never a baseline"))
+        both = set(lists.get("healthy", [])) & set(lists.get("degraded", []))
+        if both:
+            out.append((f"{at}.degraded", f"{_mhz(sorted(both))} MHz is listed as healthy and degraded"))
+    return out
+
+
+def clock_bin(name: str, bins: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The first `max_clock_bins` entry whose `gpu` the device name contains (case-insensitive)."""
+    folded = name.casefold()
+    return next((b for b in bins if str(b["gpu"]).casefold() in folded), None)
+
+
+def _mhz(values: Iterable[float]) -> str:
+    return ", ".join(f"{v:g}" for v in values) or "none"
+
+
+def bin_reading(gpu: GpuState, bins: list[dict[str, Any]]) -> str | None:
+    """Why a GPU's maximum SM clock puts it outside its device's healthy class, or None.
+
+    The campaign's GB200 trays come in two maximum-clock bins, 2,062 MHz (healthy class) and
+    1,965 MHz (degraded class, baseline-ineligible even when working); `max_clock_bins`
+    names them per device. A maximum in no listed bin is not called healthy either."""
+    entry = clock_bin(gpu.name, bins)
+    sm_max = gpu.sm_clock_max_mhz
+    if entry is None or sm_max is None:
+        return None
+    healthy, degraded = entry.get("healthy", []), entry.get("degraded", [])
+    if sm_max in healthy:
+        return None
+    where = f"GPU {gpu.index}: {sm_max:g} MHz maximum SM clock"
+    if sm_max in degraded:
+        return f"{where}, the degraded max-clock bin of {entry['gpu']} (healthy: {_mhz(healthy)} MHz)"
+    return f"{where}, in no max-clock bin of {entry['gpu']} (healthy: {_mhz(healthy)}; degraded: {_mhz(degraded)} MHz)"
+
+
 def gpu_readings(env: Environment, th: dict[str, Any]) -> list[str]:
-    """The readings of one environment record that make its allocation ineligible."""
+    """The readings of one environment record that make its allocation ineligible.
+
+    A reading may be a range (a report's "1.4-1.8 GHz"): a clock is judged by its lowest
+    value, a temperature by its highest, and a board whose draw reaches its budget anywhere
+    in the range is at budget (its clocks are set by the cap)."""
     out: list[str] = []
     if env.health.verdict == "degraded":
         # The recorded verdict and its reasons stand beside any per-GPU readings: a reading that
@@ -60,10 +138,14 @@ def gpu_readings(env: Environment, th: dict[str, Any]) -> list[str]:
     if not env.gpus:
         return out
     benign = set(th["benign_clock_reasons"])
+    bins = th.get("max_clock_bins") or []
     for gpu in env.gpus:
         tag = f"GPU {gpu.index}"
-        limit, default, draw = gpu.power_limit_w, gpu.power_default_limit_w, gpu.power_draw_w
+        limit, default, draw = gpu.power_limit_w, gpu.power_default_limit_w, high(gpu.power_draw_w)
         reasons = list(gpu.clock_event_reasons)
+        binned = bin_reading(gpu, bins)
+        if binned:
+            out.append(binned)
         # A board spending its full power budget at its default limit: clocks set by the cap
         # (GB200s at 1.4-1.8 GHz of 2,062 MHz, reported with or without sw_power_cap) are healthy.
         at_budget = (
@@ -80,15 +162,16 @@ def gpu_readings(env: Environment, th: dict[str, Any]) -> list[str]:
             out.append(f"{tag}: power limit {limit:g} W, below the board default {default:g} W")
         if gpu.ecc_errors_uncorrected is not None and gpu.ecc_errors_uncorrected > th["max_ecc_uncorrected"]:
             out.append(f"{tag}: {gpu.ecc_errors_uncorrected} uncorrected ECC errors")
-        if gpu.temperature_c is not None and gpu.temperature_c > th["max_temperature_c"]:
-            out.append(f"{tag}: {gpu.temperature_c:g} C, above {th['max_temperature_c']:g} C")
-        idle = "gpu_idle" in reasons or gpu.utilization_percent == 0
-        sm, sm_max = gpu.sm_clock_mhz, gpu.sm_clock_max_mhz
+        hottest = high(gpu.temperature_c)
+        if hottest is not None and hottest > th["max_temperature_c"]:
+            out.append(f"{tag}: {reading_text(gpu.temperature_c)} C, above {th['max_temperature_c']:g} C")
+        idle = "gpu_idle" in reasons or high(gpu.utilization_percent) == 0
+        sm, sm_max = low(gpu.sm_clock_mhz), gpu.sm_clock_max_mhz
         if env.under_load and not idle and not at_budget and sm is not None and sm_max:
             if sm < th["min_sm_clock_fraction"] * sm_max:
                 out.append(
-                    f"{tag}: SM clock {sm:g} MHz under load, {sm / sm_max:.1%} of its {sm_max:g} MHz maximum "
-                    f"(below {th['min_sm_clock_fraction']:.0%})"
+                    f"{tag}: SM clock {reading_text(gpu.sm_clock_mhz)} MHz under load, {sm / sm_max:.1%} of its "
+                    f"{sm_max:g} MHz maximum (below {th['min_sm_clock_fraction']:.0%})"
                 )
     return out
 
@@ -137,6 +220,15 @@ class Judge:
         if record.allocation is not None:
             out.extend(e for e in self.envs_on.get(record.allocation.id, []) if e not in out)
         return out
+
+    def environment(self, env: Environment) -> tuple[str, list[str]]:
+        """One environment record's health as judged from its readings (and recorded verdict):
+        ("degraded", the readings), ("healthy", []) when it holds enough to say so, else
+        ("unknown", []). Its own recorded verdict alone does not make readings healthy."""
+        found = gpu_readings(env, self.th)
+        if found:
+            return "degraded", found
+        return ("healthy" if judged(env) else "unknown"), []
 
     def measurement(self, m: Measurement) -> Eligibility:
         if m.id in self._cache:

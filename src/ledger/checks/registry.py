@@ -139,6 +139,16 @@ def configure(config_rules: dict[str, dict[str, Any]] | None, config_file: str =
                     )
                 )
                 continue
+            check = rule.param_checks.get(key)
+            found = check(value) if check is not None else []
+            if found:
+                problems.extend(
+                    Problem(
+                        config_file, f"rules.{rule_id}.{key}{where}", message, f"{key}: {rule.param_docs.get(key, '')}"
+                    )
+                    for where, message in found
+                )
+                continue
             params[key] = value
         active[rule_id] = Active(rule, severity, params)
     if problems:

@@ -6,6 +6,7 @@ lists the families, and its `RULES` is the one declaration of every rule id.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,3 +31,6 @@ class Rule:
     #: others by any change. A push may tighten a rule at once; loosening it is
     #: `config-change` (see checks.policy).
     param_looser: dict[str, str] = field(default_factory=dict)
+    #: Checks of structured parameters beyond their type: name -> a function giving (where
+    #: inside the value, what is wrong) for each problem, [] when the value is valid.
+    param_checks: dict[str, Callable[[Any], list[tuple[str, str]]]] = field(default_factory=dict)

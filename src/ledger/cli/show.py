@@ -87,6 +87,12 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
         thresholds = eligibility_thresholds(ledger.config.rules)
         health, reasons = Judge([record, *ledger.records("environment")], thresholds).health(record)
         out.print(Text(f"Allocation health: {health}" + (f" ({'; '.join(reasons)})" if reasons else "")))
+    if record.kind == "environment":
+        # Its health as every surface judges it: from the readings under ledger.yaml's thresholds.
+        health, reasons = Judge([record], eligibility_thresholds(ledger.config.rules)).environment(record)
+        out.print(
+            Text(f"Allocation health: {health} by its readings" + (f" ({'; '.join(reasons)})" if reasons else ""))
+        )
     if record.kind == "sandwich":
         # The verdict and the delta first, as its record page leads with them; the arms'
         # spreads set the digits, as there.

@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from .envelope import Envelope, Finite, Model, NonNegative, RecordId, Slug
+from .readings import ClockReading, PercentReading, PowerReading, TemperatureReading
 
 Outcome = Literal["ok", "oom", "failed"]
 
@@ -111,23 +112,38 @@ class Contract(Envelope):
     )
 
 
+_RANGE_DOC = "; a range [LOW, HIGH] (or text such as `{example}`) when a report states one"
+
+
 class GpuState(Model):
     index: int = Field(..., ge=0)
     name: str
     uuid: str | None = None
-    sm_clock_mhz: NonNegative | None = None
-    sm_clock_max_mhz: NonNegative | None = None
-    mem_clock_mhz: NonNegative | None = None
+    sm_clock_mhz: ClockReading | None = Field(
+        None, description="SM clock, MHz" + _RANGE_DOC.format(example="1.4-1.8 GHz") + "."
+    )
+    sm_clock_max_mhz: NonNegative | None = Field(
+        None, description="The device's maximum SM clock, MHz: its clock bin (2062 or 1965 on GB200)."
+    )
+    mem_clock_mhz: ClockReading | None = Field(
+        None, description="Memory clock, MHz" + _RANGE_DOC.format(example="2619") + "."
+    )
     mem_clock_max_mhz: NonNegative | None = None
-    power_draw_w: NonNegative | None = None
+    power_draw_w: PowerReading | None = Field(
+        None, description="Power draw, W" + _RANGE_DOC.format(example="0.91-1.17 kW") + "."
+    )
     power_limit_w: NonNegative | None = None
     power_default_limit_w: NonNegative | None = None
-    temperature_c: Finite | None = None
+    temperature_c: TemperatureReading | None = Field(
+        None, description="Temperature, degrees C" + _RANGE_DOC.format(example="55-71") + "."
+    )
     clock_event_reasons: list[str] = Field(default_factory=list)
     ecc_errors_corrected: int | None = Field(None, ge=0)
     ecc_errors_uncorrected: int | None = Field(None, ge=0)
     memory_total_bytes: int | None = Field(None, ge=0)
-    utilization_percent: NonNegative | None = None
+    utilization_percent: PercentReading | None = Field(
+        None, description="GPU utilization, percent" + _RANGE_DOC.format(example="97-100") + "."
+    )
 
 
 class HealthVerdict(Model):

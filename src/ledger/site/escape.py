@@ -155,6 +155,9 @@ def figure(value: Any, spread: float | None = None, digits: int | None = None) -
         return ""
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, tuple) and len(value) == 2:
+        # A range of readings (an environment's "1.4-1.8 GHz"), each end as recorded.
+        return f"{figure(value[0])}-{figure(value[1])}"
     if isinstance(value, int):
         return f"{value:,}" if abs(value) >= 10_000 else str(value)
     try:

@@ -19,7 +19,7 @@ from ..analysis.figures import (
     sandwich_result,
 )
 from ..analysis.metrics import derived_facts
-from ..schema.kinds import Decision, Measurement, Sandwich
+from ..schema.kinds import Decision, Environment, Measurement, Sandwich
 from .context import SiteData
 from .escape import md_inline
 from .tables import verdict
@@ -150,7 +150,18 @@ def decision(data: SiteData, page: str, d: Decision) -> Markup:
     return Markup("  \n").join(parts)
 
 
+def environment(data: SiteData, env: Environment) -> Markup:
+    """An environment's health as the stopping point judges it from its readings."""
+    health, readings = data.judge.environment(env)
+    text = {"healthy": "healthy by its readings", "unknown": "health unknown (not sampled under load)"}.get(
+        health, "baseline-ineligible: " + "; ".join(readings)
+    )
+    return Markup("**Allocation health:** ") + verdict(text) + Markup("\n")
+
+
 def lead(data: SiteData, page: str, record) -> Markup:
+    if isinstance(record, Environment):
+        return environment(data, record)
     if isinstance(record, Measurement):
         return measurement(data, record)
     if isinstance(record, Sandwich):
