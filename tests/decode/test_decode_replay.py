@@ -198,3 +198,87 @@ def test_a_figure_with_no_evidence_is_reported(investigation: Path):
     text = (investigation / "docs/BENCHMARKS.md").read_text(encoding="utf-8")
     write(investigation, "docs/BENCHMARKS.md", "---\nfigures: {evidence: required}\n---\n" + text)
     refused(investigation, "evidence required", "figures-evidence", then_undo=False)
+
+
+#: PR #1041's CPU A/B: threads -> (min, median, max) of 14 runs.
+SWEEP = {
+    1: (1.9859, 2.0418, 2.1172),
+    2: (1.0266, 1.0552, 1.0843),
+    4: (0.5464, 0.5555, 0.5674),
+    8: (0.2920, 0.3013, 0.3072),
+    16: (0.2129, 0.2232, 0.2597),
+    20: (0.2024, 0.2234, 0.2534),
+}
+
+
+def thread_sweep(repo: Path, points: dict[int, tuple[float, float, float]] = SWEEP) -> str:
+    """The investigation's sweep as records: a contract that sweeps threads from 1, one
+    measurement of 14 runs per count. Returns the contract's id."""
+    contract = add(
+        repo,
+        "contract",
+        {
+            "name": "ltx25-decode-cpu",
+            "model": "LTX-2.5 conv VAE decode, 448x256/25f",
+            "sweep": [{"name": "threads", "base": 1, "ideal": "linear"}],
+        },
+    )
+    for threads, point in points.items():
+        point_of(repo, contract, threads, point)
+    return contract
+
+
+def point_of(repo: Path, contract: str, threads: int, point: tuple[float, float, float]) -> str:
+    low, median, high = point
+    body = {"contract": contract, "metric": "decode_wall", "unit": "s", "n": 14, "min": low, "median": median}
+    return add(repo, "measurement", {**body, "max": high, "parameters": {"threads": threads}})
+
+
+def test_a_figure_of_the_sweep_a_page_names_is_judged_against_its_points(investigation: Path):
+    """Item 3, the rest: F2's bare "9.14x at 20 workers" names no record, but the page names
+    the sweep it quotes; the figure is the ratio of the 20- and 1-thread points, so it carries
+    both spreads (22.8% + 6.4%), which support one figure. Its repair, "~9x at 16-20 workers",
+    passes; so does a table of the sweep quoted at the digits its rows support."""
+    thread_sweep(investigation)
+    passes(investigation, "the thread sweep, 14 runs a count")
+    text = (investigation / "docs/FEATURES.md").read_text(encoding="utf-8")
+    front = "---\nfigures: {sweep: ltx25-decode-cpu, sweep_column: workers}\n---\n"
+    write(investigation, "docs/FEATURES.md", front + text + "| LTX-2.5 decode scaling | 9.14x at 20 workers |\n")
+    stderr = refused(investigation, "F2 as first written", "figures-spread")
+    assert "9.14x carries 3 significant figures; a 29.3% spread of the records it names supports 1" in stderr, stderr
+    write(investigation, "docs/FEATURES.md", front + text + "| LTX-2.5 decode scaling | ~9x at 16-20 workers |\n")
+    passes(investigation, "F2 repaired")
+    table = "| Threads | Speedup |\n|---|---|\n| 1 | 1.00x |\n| 2 | 1.93x |\n| 4 | ~4x |\n"
+    page = "---\nfigures: {sweep: ltx25-decode-cpu}\n---\n# Usage\n\n"
+    write(investigation, "docs/USAGE.md", page + table)
+    stderr = refused(investigation, "a sweep table, digits too many", "figures-spread")
+    # The 2-thread row: its 5.5% and the base's 6.4% spread support one figure.
+    assert "1.93x carries 3 significant figures; a 11.9% spread of the records it names supports 1" in stderr, stderr
+    assert "~4x" not in stderr
+    write(investigation, "docs/USAGE.md", page + table.replace("1.93x", "~2x"))
+    passes(investigation, "a sweep table at its digits")
+
+
+def test_a_page_naming_no_sweep_is_refused_by_name(investigation: Path):
+    write(
+        investigation,
+        "docs/USAGE.md",
+        "---\nfigures: {sweep: ltx25-decode-gpu}\n---\n# Usage\n\n9.14x at 20 threads.\n",
+    )
+    stderr = refused(investigation, "a sweep that is not there", "figures-evidence")
+    assert "figures.sweep names 'ltx25-decode-gpu', which is no contract that sweeps a parameter" in stderr, stderr
+
+
+def test_a_new_measurement_of_the_sweep_rejudges_the_page_at_push(investigation: Path):
+    """The hook agrees with CI's `--all`: a push that adds only a measurement, widening the
+    8-thread point's spread from none to 5%, re-judges the unchanged page quoting the point."""
+    contract = thread_sweep(investigation, {8: (0.3013, 0.3013, 0.3013)})
+    write(
+        investigation,
+        "docs/USAGE.md",
+        "---\nfigures: {sweep: ltx25-decode-cpu}\n---\n# Usage\n\n0.30 s at 8 threads.\n",
+    )
+    passes(investigation, "the sweep and a page quoting it")
+    point_of(investigation, contract, 8, SWEEP[8])
+    stderr = refused(investigation, "a second 8-thread run", "figures-spread")
+    assert "docs/USAGE.md" in stderr and "0.30 s carries 2 significant figures; a 5" in stderr, stderr

@@ -4,6 +4,7 @@ side's committed config, and the records folder's whole history (append-only).""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import PurePosixPath
 
 from ruamel.yaml import YAML
@@ -37,6 +38,7 @@ from .policy import Policy, accepts_config_change, config_at, judge_config
 from .records import FileRules, inspect_artifact, inspect_batch, inspect_file, stamp_time
 from .registry import RULES
 from .shas import Pushing
+from .sweepevidence import SweepEvidence, sweep_evidence
 from .trees import CommitTree
 
 
@@ -242,8 +244,41 @@ class RangeCheck:
         owners = self.issue_owners(pages_text)
         # Records that changed pages name beside their figures (for their spread).
         self.fetch({i for p in pages_changed for i in pages_mod.record_ids(pages_text[self.rel(p)])})
-        judged = [self.rel(p) for p in pages_changed]
-        check_pages(self.f, pages_text, judged, owners.get, self.known.get, self.guard.covers, self.raised, self.named)
+        # A page whose figures a sweep backs is judged on every push: a new measurement of the
+        # sweep changes its evidence, and CI's `--all` judges it against all of them.
+        swept = [p for p in all_pages if p not in pages_changed and _names_sweep(pages_text[self.rel(p)])]
+        judged = [self.rel(p) for p in [*pages_changed, *swept]]
+        check_pages(
+            self.f,
+            pages_text,
+            judged,
+            owners.get,
+            self.known.get,
+            self.guard.covers,
+            self.raised,
+            self.named,
+            sweep_of=self.sweep_of,
+        )
+
+    def sweep_of(self, ref: str, column: str | None) -> SweepEvidence | None:
+        """The sweep of contract `ref` at the head, its measurements found by the key index
+        (`contract` of every measurement), so the cost follows the sweep, not the ledger."""
+        tree = self.head_tree
+        # Every contract of that name (a correction repeats it), or the one of that id.
+        paths = tree.keys("contract", ("name",)).get(f"name={json.dumps(ref)}", [])
+        ids = {p.rsplit("/", 1)[-1].removesuffix(".json") for p in paths}
+        ids.update([ref] if _ULID.fullmatch(ref) else [])
+        self.fetch(ids)
+        contracts = [self.known[i] for i in ids if i in self.known and self.known[i].kind == "contract"]
+        members: set[str] = set()
+        for c in contracts:
+            held = tree.keys("measurement", ("contract",), "measurement-contracts").get(
+                f"contract={json.dumps(c.id)}", []
+            )
+            members.update(p.rsplit("/", 1)[-1].removesuffix(".json") for p in held)
+        self.fetch(members)
+        measurements = [self.known[i] for i in members if i in self.known]
+        return sweep_evidence(ref, contracts, measurements, column)
 
     def issue_owners(self, pages_text: dict[str, str]) -> dict[int, str | None]:
         """Owner of each issue that an unowned Owed item of a page cites, from the head tree's issue records."""
@@ -492,3 +527,15 @@ def _strings(raw: bytes | None) -> str:
         elif isinstance(node, list):
             stack.extend(node)
     return " ".join(out)
+
+
+_ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+
+
+def _names_sweep(text: str) -> bool:
+    """Whether a page's front matter names a sweep as its figures' evidence."""
+    if "sweep" not in text:
+        return False
+    front, _ = page_settings(text)
+    figures = front.get("figures")
+    return isinstance(figures, dict) and figures.get("sweep") is not None

@@ -44,3 +44,8 @@ class Info(NamedTuple):
     n: int | None = None
     #: issue: its status (open, owned, closed).
     status: str | None = None
+    #: measurement: its swept parameters' values, (name, value); contract: the parameters it
+    #: sweeps, (name, base value or None), then ("unit:NAME", unit) for those with a unit.
+    parameters: tuple[tuple[str, Any], ...] = ()
+    #: contract: its name.
+    name: str | None = None

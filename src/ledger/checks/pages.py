@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import NamedTuple
 
 from .. import pages
@@ -21,6 +22,7 @@ from ..analysis.figures import percent_digits, supported_digits_relative
 from ..analysis.keyed import owner_of
 from .result import ERROR, WARNING
 from .rule import Rule
+from .sweepevidence import SweepEvidence
 
 #: The rules of this family, as data (ledger.checks.registry lists the families).
 RULES: tuple[Rule, ...] = (
@@ -74,8 +76,9 @@ RULES: tuple[Rule, ...] = (
         "The spread is the one stated in the figure's own clause (`~9x, 21-23% spread; the render "
         "takes 2681 s` binds nothing to 2681 s), else in its paragraph or table row when stated on "
         "its own (`21-23% spread`, `±2%`, a Spread column); else that of the measurement records its "
-        "cell, row or paragraph names by id, or the page's front matter `evidence:` lists (a ratio "
-        "carries the sum of their spreads). A record with n < 5 or no spread supports at most two "
+        "cell, row or paragraph names by id, or the page's front matter `evidence:` lists, or the "
+        "points of the sweep the page names (`figures: {sweep: NAME}`) at the value its row or "
+        "clause quotes, with the base point for a ratio (a ratio carries the sum of their spreads). A record with n < 5 or no spread supports at most two "
         "significant figures unless the page says why (`figures: {why: ...}`). A bare number under "
         "a header with a unit (`Speedup, x`, `Median s`) is a figure. A table quoted beside its "
         "spread declares it (`figures: {spread_column: Spread}`, optionally `columns: [...]`): "
@@ -88,8 +91,9 @@ RULES: tuple[Rule, ...] = (
         WARNING,
         "A figure in a table of a guarded page has no evidence: no spread in its row (a Spread "
         "column or a stated spread), no record id in its cell, its row or the page (or the front "
-        "matter's `evidence:` list). An error on a page whose front matter says "
-        "`figures: {evidence: required}`.",
+        "matter's `evidence:` list), no point of the sweep the page names (`figures: {sweep: NAME}`). "
+        "An error on a page whose front matter says `figures: {evidence: required}`, and for a "
+        "`figures.sweep` that names no contract sweeping a parameter.",
         "Name the record the figure comes from (its id in the cell, row or page), or state its spread.",
     ),
 )
@@ -119,6 +123,8 @@ class Evidence(NamedTuple):
 
 
 EvidenceOf = Callable[[str], "Evidence | None"]
+#: (contract name or id, the page's sweep_column) -> the sweep, or None.
+SweepOf = Callable[[str, "str | None"], "SweepEvidence | None"]
 
 #: Below this many runs (or with no spread) a measurement supports at most this many digits.
 MIN_RUNS, WEAK_DIGITS = 5, 2
@@ -139,10 +145,12 @@ def check_page(
     *,
     whole_page: bool = True,
     html: bool = False,
+    sweep_of: SweepOf | None = None,
 ) -> None:
     """The page rules on one page. `whole_page`: a figure whose block names no record is judged
     by the records the page names (spec pages, guarded documents; not generated pages). `html`:
-    the page is ledger's own generated Markdown, whose raw HTML is ledger's (ledger.pages.markdown)."""
+    the page is ledger's own generated Markdown, whose raw HTML is ledger's (ledger.pages.markdown).
+    `sweep_of`: the sweep a page's `figures: {sweep: NAME}` names (checks.sweepevidence)."""
     front, error = page_settings(text)
     if error:
         emit("prose-budget", path, error, fix="fix the front matter YAML")
@@ -183,8 +191,11 @@ def check_page(
         )
         page_ids = page_evidence(text, front) if whole_page else ()
         why = bool(settings.get("why"))
+        sweep = named_sweep(path, settings, sweep_of, emit) if whole_page else None
         unsupported = []
         for fig in figures:
+            if sweep is not None and not fig.ids and fig.spread_percent is None and not fig.beside_spread:
+                fig = replace(fig, ids=sweep.ids_for(fig)) if sweep.ids_for(fig) else fig
             problem, found = figure_problem(fig, evidence_of, page_ids, why)
             if problem and on("figures-spread"):
                 emit("figures-spread", path, problem, line=fig.line)
@@ -201,6 +212,26 @@ def check_page(
                 line=first.line,
                 severity="error" if required else None,
             )
+
+
+def named_sweep(path: str, settings: dict, sweep_of: SweepOf | None, emit: Emit) -> SweepEvidence | None:
+    """The sweep `figures: {sweep: NAME, sweep_column: HEADER}` names; a name that is no
+    contract sweeping a parameter is an error: the page's figures would go unjudged."""
+    ref = settings.get("sweep")
+    if ref is None or sweep_of is None:
+        return None
+    column = settings.get("sweep_column")
+    sweep = sweep_of(str(ref), str(column) if column is not None else None)
+    if sweep is None:
+        emit(
+            "figures-evidence",
+            path,
+            f"front matter figures.sweep names {str(ref)!r}, which is no contract that sweeps a parameter",
+            field="figures.sweep",
+            fix="name a contract whose `sweep:` lists the parameter (`ledger list --kind contract`)",
+            severity="error",
+        )
+    return sweep
 
 
 def page_evidence(text: str, front: dict) -> tuple[str, ...]:
@@ -251,7 +282,7 @@ def figure_problem(
     if spread is not None and spread <= 0 and not weak:
         return None, True  # no variation recorded across enough runs: nothing bounds the digits
     allowed = supported_digits_relative(spread) if spread else 4
-    reason = f"a {spread or 0:g}% spread of the records it names supports {allowed}"
+    reason = f"a {spread or 0:.3g}% spread of the records it names supports {allowed}"
     if weak and not why and allowed > WEAK_DIGITS:
         allowed = WEAK_DIGITS
         e = weak[0]

@@ -14,7 +14,7 @@ from .cache import VerificationCache
 from .findings import Findings
 from .info import Info
 from .keyedrows import check_unique_keys, declared_files, keyed_key
-from .pages import Evidence, check_high_water, check_page
+from .pages import Evidence, SweepOf, check_high_water, check_page
 from .records import FileRules, inspect_artifact, inspect_paths
 from .result import Violation
 
@@ -92,9 +92,11 @@ def check_pages(
     guarded: Callable[[str], bool] = lambda path: True,
     raised: tuple[int, int] | None = None,
     named: set[str] = frozenset(),  # type: ignore[assignment]
+    sweep_of: SweepOf | None = None,
 ) -> None:
     """The page rules on the pages `checked` that are `guarded` (checks/guarded.py), keyed-unique
-    on the keyed tables among them; the owed high-water mark over the guarded ones of `pages_text`."""
+    on the keyed tables among them; the owed high-water mark over the guarded ones of `pages_text`.
+    `sweep_of` finds the sweep a page names as its figures' evidence (checks.sweepevidence)."""
     rules = f.file_rules()
 
     def evidence_of(record_id: str) -> Evidence | None:
@@ -108,7 +110,7 @@ def check_pages(
         text = pages_text[path]
         if guarded(path):
             f.extend(inspect_artifact(path, text.encode("utf-8"), rules, text_page=True))
-            check_page(path, text, f.active, f.emit, evidence_of)
+            check_page(path, text, f.active, f.emit, evidence_of, sweep_of=sweep_of)
         if f.on("keyed-unique"):
             keyed, key = keyed_key(path, text, declared, f.specs_rel)
             if keyed:

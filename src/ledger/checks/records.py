@@ -506,7 +506,18 @@ def info_of(path: str, record: Any) -> Info:
         created=record.created_at.timestamp(),
         tags=tuple(record.tags),
         figures=figures_of(record),
+        parameters=_parameters(record, kind),
+        name=getattr(record, "name", None) if kind == "contract" else None,
     )
+
+
+def _parameters(record: Any, kind: str) -> tuple[tuple[str, Any], ...]:
+    if kind == "measurement":
+        return tuple(sorted(record.parameters.items()))
+    if kind == "contract":
+        swept = tuple((p.name, p.base) for p in record.sweep)
+        return swept + tuple((f"unit:{p.name}", p.unit) for p in record.sweep if p.unit)
+    return ()
 
 
 def _earliest(text: str) -> float:

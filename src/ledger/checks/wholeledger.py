@@ -26,6 +26,7 @@ from .guarded import Guarded, guarded_of, is_page
 from .info import Info
 from .perfile import check_pages, inspect_remembering
 from .records import inspect_artifact
+from .sweepevidence import SweepEvidence, sweep_evidence
 from .trees import DiskTree
 
 
@@ -115,7 +116,12 @@ def check_whole_ledger(f: Findings, ledger: Ledger, git: Git, use_cache: bool) -
                 with open(os.path.join(spec_dir, rel), "rb") as fh:
                     pages_text[f"{f.specs_rel}/{rel}"] = fh.read().decode("utf-8", errors="replace")
     pages_text.update(guarded_pages(f, ledger, git, set(pages_text)))
-    check_pages(f, pages_text, list(pages_text), issues.get, by_id.get, guard_of(f).covers)
+    contracts = [i for i in infos if i.kind == "contract"]
+
+    def sweep_of(ref: str, column: str | None) -> SweepEvidence | None:
+        return sweep_evidence(ref, contracts, (i for i in infos if i.kind == "measurement"), column)
+
+    check_pages(f, pages_text, list(pages_text), issues.get, by_id.get, guard_of(f).covers, sweep_of=sweep_of)
     config = ledger.root / CONFIG_NAME
     if config.is_file():
         f.extend(inspect_artifact(CONFIG_NAME, config.read_bytes(), rules, text_page=True))

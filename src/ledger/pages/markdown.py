@@ -62,6 +62,10 @@ class Figure:
     #: `figures: {spread_column: Spread}`): the reader sees the spread, so the digits stand.
     beside_spread: bool = False
     in_table: bool = False
+    #: The clause the figure stands in, and for a table figure its row as (header, cell text):
+    #: where the swept value a page's sweep evidence is found by (checks.sweepevidence).
+    clause: str = ""
+    row: tuple[tuple[str, str], ...] = ()
 
 
 # -- parsing -----------------------------------------------------------------------------
@@ -501,7 +505,7 @@ def _bound_figures(text: str, line: int, outer: float | None, ids: tuple[str, ..
     for a, b in _clauses(text):
         sub = text[a:b]
         spread, spans = _block_spread(sub)
-        per.append((spread, _figures_in(sub, line, spread, spans, ids)))
+        per.append((spread, [replace(f, clause=sub) for f in _figures_in(sub, line, spread, spans, ids)]))
     bound = any(spread is not None and figs for spread, figs in per)
     out: list[Figure] = []
     for spread, figs in per:
@@ -597,7 +601,8 @@ def quoted_figures(
                 or _header_name(header) in {c.lower() for c in columns}
                 or header in {c.lower() for c in columns}
             )
-            out.extend(replace(f, in_table=True, beside_spread=bool(beside)) for f in found)
+            row_cells = tuple(zip(headers, texts, strict=False))
+            out.extend(replace(f, in_table=True, beside_spread=bool(beside), row=row_cells) for f in found)
     out.sort(key=lambda f: f.line)
     return out
 
