@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 import torch  # noqa: E402
-from campaign_probes import attention_timing, profile_step  # noqa: E402
+from campaign_probes import attention_timing, check_overlap, host_bound, profile_step  # noqa: E402
 from campaign_workload import BASELINE, Config, Workload  # noqa: E402
 from reference_workload import LTX2_LIKE, SMALL, analytic_flops  # noqa: E402
 
@@ -55,7 +55,7 @@ DERIVATION = (
 
 def main() -> int:  # one driver, read top to bottom
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--phase", choices=["base", "fa4", "h27", "h28", "h29"], required=True)
+    ap.add_argument("--phase", choices=["base", "fa4", "h27", "h28", "h29", "h30"], required=True)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--state", type=Path, default=Path("/tmp/ledger-campaign/state.json"))
     ap.add_argument("--rounds", type=int, default=3)
@@ -133,7 +133,7 @@ def main() -> int:  # one driver, read top to bottom
         args.start = "attn=fa4,compile=blocks,optim=fused,batch=8"  # what issue #16's campaign reached
     if args.phase == "h28" and "current" not in state and not args.start:
         args.start = "attn=fa4,compile=blocks,optim=fused,weights=bf16-copy,batch=12"  # what h27 reached
-    if args.phase == "h29" and "current" not in state and not args.start:
+    if args.phase in ("h29", "h30") and "current" not in state and not args.start:
         # What h27 reached (h28's fused projections were neutral), with flash-attn 4 this time.
         args.start = "attn=fa4,compile=blocks,optim=fused,weights=bf16-copy,batch=12"
     if args.start:
@@ -165,7 +165,7 @@ def main() -> int:  # one driver, read top to bottom
     fa4_version, fa4_reason = fa4_status()
     result["fa4"] = {"version": fa4_version, "reason": fa4_reason}
     say(f"flash-attn 4: {fa4_version or fa4_reason}")
-    if args.phase == "h29" and cuda and not fa4_version:
+    if args.phase in ("h29", "h30") and cuda and not fa4_version:
         # h29 measures from flash-attn 4 (h28 had to run without it): without it, stop here
         # rather than spend the call on sandwiches no decision could use.
         result["stopped"] = f"flash-attn 4 is not installed: {fa4_reason}"
@@ -180,7 +180,15 @@ def main() -> int:  # one driver, read top to bottom
         # collector), and events queued behind a GPU spin (device time alone).
         result["attention_timing"] = attention_timing(shape, device, say)
         save()
-    if cuda and args.phase in ("h27", "h28", "h29"):
+    if args.phase == "h30" and not args.no_probes:
+        # Issue #27: flash-attn 4's cross-attention forward read 389 and 582 TFLOP/s in two runs.
+        try:
+            result["host_bound"] = host_bound(shape, device, say)
+        except Exception as exc:  # a probe that breaks costs its own rows, not the call
+            result["host_bound"] = [{"error": f"{type(exc).__name__}: {exc}"[:1500]}]
+            say(f"host-bound probe FAILED: {exc}")
+        save()
+    if cuda and args.phase in ("h27", "h28", "h29", "h30"):
         from bf16_adamw import check as check_bf16_adamw
 
         result["bf16_adamw_check"] = check_bf16_adamw("cuda")
@@ -228,6 +236,7 @@ def main() -> int:  # one driver, read top to bottom
         "h27": ["fa4", "mixed"],
         "h28": [f"{current.attn}-fused"],
         "h29": [current.attn],
+        "h30": [current.attn],
     }[args.phase]:
         cfg = audit_cfgs[name]
         attn = cfg.attn
@@ -425,6 +434,9 @@ def main() -> int:  # one driver, read top to bottom
         "compile-autotune": lambda c: c.with_(mode="max-autotune"),
         # Issue #27, fourth round: the compiled blocks as CUDA graphs (mode reduce-overhead).
         "compile-graphs": lambda c: c.with_(mode="graphs"),
+        # Issue #27, sixth round: each parameter's AdamW pass issued as its gradient arrives,
+        # on a side stream beside the rest of the backward.
+        "optim-overlap": lambda c: c.with_(optim="overlap"),
     }
     # How much longer than a default compile a change's compile is expected to take (for the deadline).
     compile_factor = {"compile-tuned": 2.0, "compile-autotune": 4.0, "compile-graphs": 1.5}
@@ -435,13 +447,19 @@ def main() -> int:  # one driver, read top to bottom
         "h28": ["fused-projections", "compile-tuned", "compile-autotune"],
         # Issue #27, third round: h28's compile modes, under flash-attn 4 (h28 ran without it).
         "h29": ["compile-tuned", "compile-autotune"],
+        # Issue #27, sixth round: the optimizer beside the backward, then cuDNN cross-attention again.
+        "h30": ["optim-overlap", "cross-attention"],
     }[args.phase]
     if args.only:
         order = [c for c in args.only.split(",") if c]
-    if args.phase == "h27" and not args.no_probes:
+    if args.phase in ("h27", "h30") and not args.no_probes:
         # Where a step of the configuration reached goes, before any change: kernel time by
-        # family (torch.profiler, one step) and the optimizer step timed alone.
-        result["profile_start"] = profile_step(work, current, cuda, say)
+        # family (torch.profiler, one step), idle time, and the optimizer step timed alone.
+        try:
+            result["profile_start"] = profile_step(work, current, cuda, say)
+        except Exception as exc:
+            result["profile_start"] = {"error": f"{type(exc).__name__}: {exc}"[:1500]}
+            say(f"profile FAILED: {exc}")
         save()
     for name in order:
         if args.small and name in ("compile", "graphs", "compile-model", "compile-autotune") and not args.only:
@@ -449,6 +467,15 @@ def main() -> int:  # one driver, read top to bottom
         cand = changes[name](current)
         if cand == current:
             continue
+        if name == "optim-overlap":
+            try:
+                result["overlap_check"] = check_overlap(work, cand, say)
+            except Exception as exc:
+                result["overlap_check"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}
+                say(f"overlapped optimizer check FAILED: {exc}")
+            save()
+            if not result["overlap_check"].get("ok"):
+                continue
         spent = time.perf_counter() - t_start
         if spent > args.budget_s:
             say(f"sandwich {name}: not started, {spent:.0f} s of the {args.budget_s:.0f} s budget spent")
@@ -478,7 +505,9 @@ def main() -> int:  # one driver, read top to bottom
     final_s = (args.final_steps + 2) * (step_s[-1] if step_s else 1.3)
     in_time = not args.deadline_s or time.perf_counter() - t_start + final_s < args.deadline_s
     if (
-        args.phase in ("fa4", "h27") or (args.phase == "h28" and taken and in_time) or (args.phase == "h29" and in_time)
+        args.phase in ("fa4", "h27")
+        or (args.phase == "h28" and taken and in_time)
+        or (args.phase in ("h29", "h30") and in_time)
     ) and time.perf_counter() - t_start < args.budget_s + 30:
         say(f"final: {current.label()}")
         try:
@@ -500,7 +529,7 @@ def main() -> int:  # one driver, read top to bottom
             result["final"] = {"config": current.as_dict(), "error": f"{type(exc).__name__}: {exc}"[:1500]}
             say(f"  final FAILED: {exc}")
     profile_in_time = not args.deadline_s or time.perf_counter() - t_start + 15 < args.deadline_s
-    if args.phase in ("h27", "h28", "h29") and taken and (args.phase == "h27" or profile_in_time):
+    if args.phase in ("h27", "h28", "h29", "h30") and taken and (args.phase == "h27" or profile_in_time):
         if time.perf_counter() - t_start < args.budget_s + 30:
             result["profile_end"] = profile_step(work, current, cuda, say)
     result["environment_load"] = env_load

@@ -169,9 +169,24 @@ def profile_step(work: Workload, cfg: Config, cuda: bool, say) -> dict:
         torch.cuda.synchronize()
         wall = time.perf_counter() - t0
     kernels: dict[str, list[float]] = {}
+    spans: list[tuple[float, float]] = []
     for ev in prof.events():
         if ev.device_type == torch.autograd.DeviceType.CUDA and ev.device_time_total > 0:
             kernels.setdefault(ev.name, []).append(ev.device_time_total / 1e6)
+            spans.append((ev.time_range.start / 1e6, ev.time_range.end / 1e6))
+    # The device's busy time is the union of kernel spans (two streams may overlap); what the
+    # step's wall time has beyond it is idle: launch gaps, host waits, the final sync.
+    union, end = 0.0, float("-inf")
+    for a, b in sorted(spans):
+        if b > end:
+            union += b - max(a, end)
+            end = b
+    first, last = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else (0.0, 0.0)
+    attention = {"fwd": 0.0, "bwd": 0.0, "bwd pre/post": 0.0}
+    for name, times in kernels.items():
+        if family(name) == "attention (flash-attn 4)":
+            key = "fwd" if "Forward" in name else "bwd" if "BackwardSm" in name else "bwd pre/post"
+            attention[key] += sum(times)
     by_family: dict[str, float] = {}
     for name, times in kernels.items():
         by_family[family(name)] = by_family.get(family(name), 0.0) + sum(times)
@@ -202,12 +217,153 @@ def profile_step(work: Workload, cfg: Config, cuda: bool, say) -> dict:
         "by_family_s": dict(sorted(by_family.items(), key=lambda kv: -kv[1])),
         "top_kernels": [{"name": n[:200], "calls": c, "s": s} for s, c, n in top],
         "optimizer_step_s": opt_s,
+        "device_busy_s": union,
+        "first_to_last_kernel_s": last - first,
+        "idle_s": wall - union,
+        "attention_s": attention,
     }
-    say(f"profile of {cfg.label()}: wall {wall:.4f} s, kernels {busy:.4f} s")
+    say(
+        f"profile of {cfg.label()}: wall {wall:.4f} s, kernels {busy:.4f} s, device busy (union) {union:.4f} s, "
+        f"idle {wall - union:.4f} s ({100 * (wall - union) / wall:.2f}%), first to last kernel {last - first:.4f} s"
+    )
+    say("  flash-attn 4: " + ", ".join(f"{k} {v:.4f} s" for k, v in attention.items()))
     for fam, sec in out["by_family_s"].items():
         say(f"  {fam:<36} {sec:8.4f} s  {100 * sec / wall:5.1f}% of the step")
     say(f"  optimizer step alone: {statistics.median(opt_s):.4f} s ({100 * statistics.median(opt_s) / wall:.1f}%)")
     return out
+
+
+def host_bound(shape, device: torch.device, say, repeats: int = 30) -> list[dict]:
+    """Why flash-attn 4's cross-attention forward read 389 TFLOP/s in one run and 582 in another.
+
+    Events recorded back to back around each call time the host when the host takes longer
+    to issue a call than the kernel runs (the 389 run's samples spread 344-428, the 582 run's
+    575-585). The same B2 4,290 x 1,024 call is timed back to back, queued behind a GPU spin
+    (device time alone), and back to back again while another Python thread holds the GIL in
+    a busy loop (a host slowed as a busy process slows it), with the host's time per call for each.
+    """
+    if device.type != "cuda":
+        return []
+    import threading
+
+    h, d = shape.heads, shape.head_dim
+    gen = torch.Generator(device=device).manual_seed(389)
+    q, k, v = (
+        torch.randn(2, s, h, d, device=device, dtype=torch.bfloat16, generator=gen)
+        for s in (shape.video_tokens, shape.text_tokens, shape.text_tokens)
+    )
+    flop = attention_flops(2, shape.video_tokens, h, d, seq_k=shape.text_tokens, direction="fwd")
+    rows = []
+    for impl, ctx, call in (
+        ("flash-attn-4", contextlib.nullcontext, lambda: flash_attn_func(q, k, v)),
+        (
+            "torch-sdpa-cudnn",
+            _sdpa_cudnn,
+            lambda: F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)),
+        ),
+    ):
+        with ctx():
+            for _ in range(5):
+                call()
+            torch.cuda.synchronize()
+            for how in ("back to back", "queued", "back to back, GIL contended"):
+                stop = threading.Event()
+                busy = None
+                if "contended" in how:
+
+                    def spin(stop=stop):
+                        x = 0
+                        while not stop.is_set():
+                            x += 1
+
+                    busy = threading.Thread(target=spin)
+                    busy.start()
+                try:
+                    host = _host_seconds(call, repeats)
+                    secs = _events(call, repeats, spin_s=0.3 if how == "queued" else 0.0)
+                finally:
+                    stop.set()
+                    if busy:
+                        busy.join()
+                tf = [flop / x / 1e12 for x in secs]
+                row = {
+                    "impl": impl,
+                    "how": how,
+                    "host_s_per_call": host,
+                    "seconds": secs,
+                    "tflops": tf,
+                    "tflops_median": statistics.median(tf),
+                    "tflops_min": min(tf),
+                    "tflops_max": max(tf),
+                }
+                rows.append(row)
+                say(
+                    f"  {impl} cross fwd B2, {how}: host {host * 1e6:.0f} us/call, "
+                    f"{row['tflops_median']:.0f} TFLOP/s (range {row['tflops_min']:.0f}-{row['tflops_max']:.0f})"
+                )
+    return rows
+
+
+def check_overlap(work: Workload, cfg: Config, say) -> dict:
+    """One step of the overlapped optimizer `cfg`: every parameter updated exactly once (its
+    step count +1), how many updates were issued during the backward (by their hooks) rather
+    than after it, and, on the CPU, the masters and moments against one step of the same
+    configuration without overlap from the same state (the same update, so equal)."""
+    params = [p for g in work.opt.param_groups for p in g["params"]]
+    before = {id(p): int(work.opt.state[p]["step"].item()) if work.opt.state.get(p) else 0 for p in params}
+    full = work.device.type == "cpu"
+    plain = cfg.with_(optim="fused")
+    if full:
+        saved = _snapshot(work, params)
+        work.step_fn(plain)()
+        want = _snapshot(work, params)
+        _restore(work, params, saved)
+    work.step_fn(cfg)()
+    overlap = work.overlaps[cfg.key()]
+    after = {id(p): int(work.opt.state[p]["step"].item()) for p in params}
+    out = {
+        "params": len(params),
+        "updated_once": sum(after[i] - before[i] == 1 for i in after),
+        "issued_during_backward": overlap.fired_in_backward,
+    }
+    if full:
+        got = _snapshot(work, params)
+        out["max_abs_difference"] = max(float((a - b).abs().max()) for a, b in zip(got[0], want[0], strict=True))
+        _restore(work, params, saved)
+    out["ok"] = out["updated_once"] == len(params) and out.get("max_abs_difference", 0.0) == 0.0
+    say(f"overlapped optimizer check: {out}")
+    return out
+
+
+def _snapshot(work: Workload, params) -> tuple[list, list]:
+    tensors = [p.detach().clone() for p in params]
+    for p in params:
+        st = work.opt.state.get(p, {})
+        tensors += [st[k].detach().clone() for k in ("exp_avg", "exp_avg_sq") if k in st]
+    steps = [work.opt.state[p]["step"].clone() if work.opt.state.get(p) else None for p in params]
+    return tensors, steps
+
+
+def _restore(work: Workload, params, saved) -> None:
+    tensors, steps = saved
+    it = iter(tensors)
+    with torch.no_grad():
+        for p in params:
+            p.copy_(next(it))
+        for p in params:
+            st = work.opt.state.get(p, {})
+            for k in ("exp_avg", "exp_avg_sq"):
+                if k in st:
+                    st[k].copy_(next(it))
+        for p, s in zip(params, steps, strict=True):
+            if s is None:
+                work.opt.state.pop(p, None)
+            else:
+                work.opt.state[p]["step"].copy_(s)
+    for held in (work._bf16, work._fused):
+        if held is not None:
+            held[1].__dict__.pop("_steps", None)
+    work.active = None  # the next step rewrites the bf16 copies from the restored masters
 
 
 def _loss(work: Workload, cfg: Config, latents, text, target, t):

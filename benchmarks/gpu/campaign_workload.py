@@ -9,7 +9,11 @@ a step runs:
               (flash-attn 4 for self-attention, SDPA cuDNN for cross-attention);
 - `compile`:  "none", "blocks" (torch.compile of each transformer block: regional) or "model"
               (one torch.compile of the whole forward: embeddings, blocks, output projection);
-- `optim`:    "fused" (AdamW fused=True) or "foreach" (AdamW foreach, capturable);
+- `optim`:    "fused" (AdamW fused=True) or "foreach" (AdamW foreach, capturable), or, with
+              bf16-copy weights, "overlap": the same bf16-copy AdamW pass, each parameter's
+              run on a side stream as soon as the backward has accumulated its gradient
+              (post-accumulate-grad hooks), so the optimizer's memory-bound passes overlap
+              the backward of the blocks below instead of following it (`OverlapAdamW`);
 - `weights`:  "autocast" (the forward casts each fp32 master weight to bf16, every step, and the
               weight gradient is cast back to fp32) or "bf16-copy" (the optimizer step writes a
               bf16 copy of every linear's weight and bias beside its fp32 master, the forward
@@ -88,7 +92,12 @@ class Config:
             ATTN_LABELS[self.attn],
             COMPILE_LABELS[self.compile] + (f" ({MODE_LABELS[self.mode]})" if MODE_LABELS[self.mode] else ""),
             "fused q/k/v and cross k/v projections" if self.proj == "fused" else None,
-            "fused AdamW writing bf16 weights" if self.weights == "bf16-copy" else f"{self.optim} AdamW",
+            (
+                "fused AdamW writing bf16 weights"
+                + (" overlapped with the backward" if self.optim == "overlap" else "")
+                if self.weights == "bf16-copy"
+                else f"{self.optim} AdamW"
+            ),
             "CUDA graph" if self.graphs else None,
             f"batch {self.batch}",
         ]
@@ -236,28 +245,31 @@ class Bf16CopyAdamW:
     @torch.no_grad()
     def step(self) -> None:
         for group in self.opt.param_groups:
-            lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
             for p in group["params"]:
-                copy = self.copies.get(p)
-                grad = self.grad_of(p)
-                if grad is None:
-                    continue
-                state = self.opt.state[p]
-                if not state:
-                    state["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
-                    state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                    state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                state["step"] += 1
-                step = int(state["step"].item()) if p.device.type == "cpu" else None
-                if step is None:
-                    # The step count lives on the device (fused AdamW keeps it there); read once per
-                    # call from the host mirror instead of syncing per parameter.
-                    step = self._host_step(p)
-                bc1 = 1 - beta1**step
-                bc2_sqrt = math.sqrt(1 - beta2**step)
-                fused_step(
-                    p, grad, state["exp_avg"], state["exp_avg_sq"], copy, lr, beta1, beta2, eps, wd, bc1, bc2_sqrt
-                )
+                self.step_param(p, group)
+
+    @torch.no_grad()
+    def step_param(self, p: torch.Tensor, group: dict) -> None:
+        """The update of one parameter (its gradient arrived): master, moments and bf16 copy."""
+        lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        copy = self.copies.get(p)
+        grad = self.grad_of(p)
+        if grad is None:
+            return
+        state = self.opt.state[p]
+        if not state:
+            state["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
+            state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        state["step"] += 1
+        step = int(state["step"].item()) if p.device.type == "cpu" else None
+        if step is None:
+            # The step count lives on the device (fused AdamW keeps it there); read once per
+            # call from the host mirror instead of syncing per parameter.
+            step = self._host_step(p)
+        bc1 = 1 - beta1**step
+        bc2_sqrt = math.sqrt(1 - beta2**step)
+        fused_step(p, grad, state["exp_avg"], state["exp_avg_sq"], copy, lr, beta1, beta2, eps, wd, bc1, bc2_sqrt)
 
     def _host_step(self, p: torch.Tensor) -> int:
         steps = self.__dict__.setdefault("_steps", {})
@@ -273,6 +285,72 @@ class Bf16CopyAdamW:
             for p, copy in self.copies.items():
                 copy.copy_(p)
         self.__dict__.pop("_steps", None)
+
+
+class OverlapAdamW:
+    """`Bf16CopyAdamW`'s update, each parameter's issued as soon as its gradient is accumulated.
+
+    A post-accumulate-grad hook on every leaf that receives a gradient (the bf16 copy of a
+    linear's weight or bias, the fp32 master of the rest) runs `step_param` for its master
+    on a side stream that first waits for the backward stream, so the update's passes over
+    memory (28 bytes per parameter) run beside the backward of the blocks below it instead
+    of after the whole backward. The hooks act only between `arm()` and `finish()`, so a
+    configuration without overlap sharing the same copies is untouched. `finish()` makes
+    the main stream wait for the side stream (the step's time includes every update) and
+    updates any parameter whose hook did not fire. The update is the same per parameter;
+    only when it is issued changes.
+    """
+
+    def __init__(self, inner: Bf16CopyAdamW) -> None:
+        self.inner = inner
+        self.active = False
+        self.done: set[int] = set()
+        self.fired_in_backward = 0
+        self.side = torch.cuda.Stream() if torch.cuda.is_available() else None
+        self.handles = []
+        for group in inner.opt.param_groups:
+            for p in group["params"]:
+                leaf = self._leaf(p)
+                if leaf is not None:
+                    self.handles.append(leaf.register_post_accumulate_grad_hook(self._hook(p, group)))
+
+    def _leaf(self, p: torch.Tensor):
+        """The tensor whose gradient is `p`'s: its bf16 copy (a leaf), else `p` itself."""
+        if p in self.inner.grads:
+            return None  # row blocks of a fused leaf: updated in finish()
+        return self.inner.copies.get(p, p)
+
+    def _hook(self, p: torch.Tensor, group: dict):
+        def hook(_leaf: torch.Tensor) -> None:
+            if not self.active or id(p) in self.done:
+                return
+            self.done.add(id(p))
+            if self.side is None or p.device.type != "cuda":
+                self.inner.step_param(p, group)
+                return
+            self.side.wait_stream(torch.cuda.current_stream(p.device))
+            with torch.cuda.stream(self.side):
+                self.inner.step_param(p, group)
+
+        return hook
+
+    def arm(self) -> None:
+        self.active, self.done = True, set()
+
+    def finish(self) -> None:
+        self.active = False
+        self.fired_in_backward = len(self.done)
+        if self.side is not None:
+            torch.cuda.current_stream().wait_stream(self.side)
+        for group in self.inner.opt.param_groups:
+            for p in group["params"]:
+                if id(p) not in self.done:
+                    self.inner.step_param(p, group)
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+        self.handles = []
 
 
 def adamw_reference(p, grad, exp_avg, exp_avg_sq, copy, lr, beta1, beta2, eps, wd, bc1, bc2_sqrt) -> None:
@@ -307,6 +385,7 @@ class Workload:
         self.inputs: dict[int, tuple] = {}
         self.steps: dict[str, object] = {}
         self.graphs: dict[str, torch.cuda.CUDAGraph] = {}
+        self.overlaps: dict[str, OverlapAdamW] = {}  # config key -> its hooks (removed in drop)
         self._bf16: tuple[Linears, Bf16CopyAdamW] | None = None
         self._fused: tuple[Linears, Bf16CopyAdamW] | None = None
         self.active: str | None = None  # the key of the configuration that stepped last
@@ -403,6 +482,12 @@ class Workload:
         autocast = torch.autocast(self.device.type, dtype=torch.bfloat16)
         sdpa = cfg.attn in ("sdpa", "mixed")
         opt_step = bf16_opt.step if bf16_opt is not None else self.opt.step
+        overlap = None
+        if cfg.optim == "overlap":
+            if bf16_opt is None:
+                raise RuntimeError("the overlapped optimizer is built on the bf16 weight copies only")
+            overlap = self.overlaps.get(cfg.key()) or OverlapAdamW(bf16_opt)
+            self.overlaps[cfg.key()] = overlap
 
         def body():
             if cfg.mode == "graphs":
@@ -412,8 +497,13 @@ class Workload:
             with autocast, sdpa_context(self.device) if sdpa else contextlib.nullcontext():
                 pred = forward(self.model, runners, latents, text, t, lin)
             loss = F.mse_loss(pred.float(), target)
-            loss.backward()
-            opt_step()
+            if overlap is not None:
+                overlap.arm()
+                loss.backward()
+                overlap.finish()
+            else:
+                loss.backward()
+                opt_step()
             return loss
 
         return body
@@ -471,6 +561,8 @@ class Workload:
 
     def drop(self, cfg: Config) -> None:
         self.steps.pop(cfg.key(), None)
+        if cfg.key() in self.overlaps:
+            self.overlaps.pop(cfg.key()).remove()
         self.graphs.pop(cfg.key(), None)
         self.zero_grad()
         kept = [k.split("/") for k in self.steps]
