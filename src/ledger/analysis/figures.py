@@ -21,6 +21,7 @@ import statistics
 from collections.abc import Sequence
 
 from ..numbers import TYPED_DIGITS, as_recorded
+from .sandwich import leaning
 
 #: torch.utils.benchmark's bounds: never fewer than 1, never more than 4 figures.
 MIN_DIGITS = 1
@@ -567,10 +568,12 @@ def sandwich_figures(s, uncertainty_of=None) -> dict[str, str]:
     }
 
 
-def sandwich_result(s, shown: dict[str, str]) -> tuple[str, str]:
+def sandwich_result(s, shown: dict[str, str], rounds: list | None = None) -> tuple[str, str]:
     """What a sandwich leads with, on its record page and in `ledger show`: the verdict and
     the delta, then what they are against (`shown` is `sandwich_figures(s, ...)`). A pair
-    (no B) says so, and that its drift is not measured."""
+    (no B) says so, and that its drift is not measured. A neutral sandwich whose candidate
+    sat beyond both controls says so beside its verdict (`sandwich.leaning`; `rounds`, the
+    arms' per-round values, tell whether it did in every round)."""
     better = "lower" if s.lower_is_better else "higher"
     if s.b_value is None:
         against = "candidate against A (a pair: B was not run, so the drift is not measured)"
@@ -579,7 +582,8 @@ def sandwich_result(s, shown: dict[str, str]) -> tuple[str, str]:
         against = "candidate against the A, B midpoint"
         drift = f" · drift {shown['drift_percent']} ({shown['drift_vs_a_percent']} against A)"
     detail = f"{against} · {s.metric}, {better} is better{drift} · floor {shown['floor_percent']}"
-    return f"{s.verdict} {shown['delta_percent']}", detail
+    lean = leaning(s.a_value, s.candidate_value, s.b_value, s.verdict, s.lower_is_better, rounds)
+    return f"{s.verdict} {shown['delta_percent']}" + (f", {lean}" if lean else ""), detail
 
 
 def interquartile(samples: Sequence[float]) -> tuple[float, float]:

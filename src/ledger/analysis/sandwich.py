@@ -86,6 +86,51 @@ class SandwichResult:
         )
 
 
+def leaning(
+    a: float,
+    candidate: float,
+    b: float | None,
+    verdict: str,
+    lower_is_better: bool = True,
+    rounds: list[tuple[float, float, float]] | None = None,
+) -> str | None:
+    """What a neutral sandwich saw, when the floor kept its decision neutral but the candidate
+    sat beyond both controls: "slower than both controls" (NCCL_MAX_CTAS=16, +0.151681%
+    against 0.124980% drift: a repeatable negative result to the campaign, within the 0.5%
+    floor). `rounds` are the per-round (A, candidate, B) values, when the arms kept them: a
+    candidate beyond both controls in each round is "in every round". None otherwise.
+
+    The verdict stays what the floor made it; this is what the sandwich observed beside it."""
+    if verdict != "neutral" or b is None:
+        return None
+
+    def side(x: float, lo: float, hi: float) -> str | None:
+        worse = x > max(lo, hi) if lower_is_better else x < min(lo, hi)
+        better = x < min(lo, hi) if lower_is_better else x > max(lo, hi)
+        return "slower" if worse else "faster" if better else None
+
+    word = side(candidate, a, b)
+    if word is None:
+        return None
+    if rounds and len(rounds) > 1:
+        same = sum(1 for ra, rx, rb in rounds if side(rx, ra, rb) == word)
+        if same == len(rounds):
+            return f"{word} than both controls in every round ({same} of {same}), within the floor"
+        return f"{word} than both controls at the median ({same} of {len(rounds)} rounds), within the floor"
+    return f"{word} than both controls, within the floor"
+
+
+def arm_rounds(arms: list[Any]) -> list[tuple[float, float, float]] | None:
+    """Per-round (A, candidate, B) values from three arm measurements whose samples are one
+    value per round (as `ledger sandwich` writes them), None when they are not."""
+    if len(arms) != 3 or any(getattr(m, "samples", None) is None for m in arms):
+        return None
+    counts = {len(m.samples) for m in arms}
+    if len(counts) != 1 or counts == {0} or any(getattr(m, "unit", None) != arms[0].unit for m in arms):
+        return None
+    return list(zip(arms[0].samples, arms[1].samples, arms[2].samples, strict=True))
+
+
 def _check_value(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..analysis.figures import measurement_uncertainty, sandwich_figures
+from ..analysis.sandwich import arm_rounds, leaning
 from ..collectors.sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
 from .add import build_stamping, stamping_options
 from .console import console
@@ -204,7 +205,15 @@ def command(
     )
     for key, value in r.extra_deltas.items():
         out.print(f"{key} {value:+.3f}")
-    out.print(f"verdict: [bold]{r.verdict}[/]  ({r.reason()})")
+    lean = leaning(
+        r.a,
+        r.candidate,
+        r.b,
+        r.verdict,
+        r.lower_is_better,
+        arm_rounds([outcome.measurements.get(k) for k in ("a", "candidate", "b")]),
+    )
+    out.print(f"verdict: [bold]{r.verdict}[/]  ({r.reason()})" + (f"; observed: {lean}" if lean else ""))
     if sandwich_id:
         out.print(f"sandwich {sandwich_id}")
     elif dry_run:

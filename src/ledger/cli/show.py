@@ -22,6 +22,7 @@ from ..analysis.figures import (
     sandwich_result,
 )
 from ..analysis.metrics import audit_of, contract_audits, derived_facts
+from ..analysis.sandwich import arm_rounds
 from ..checks.registry import eligibility_thresholds
 from .console import console
 from .list import summary
@@ -100,7 +101,8 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
             r: ledger.get(r) for r in (record.control_a, record.candidate, record.control_b) if r and ledger.exists(r)
         }
         shown = sandwich_figures(record, lambda rid: measurement_uncertainty(arms.get(rid)))
-        result, detail = sandwich_result(record, shown)
+        order = [arms.get(r) for r in (record.control_a, record.candidate, record.control_b)]
+        result, detail = sandwich_result(record, shown, arm_rounds(order) if None not in order else None)
         out.print(Text(result, style="bold"))
         out.print(Text(detail))
         b = "not run (a pair)" if record.is_pair else shown["b"]

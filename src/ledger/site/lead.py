@@ -19,6 +19,7 @@ from ..analysis.figures import (
     sandwich_result,
 )
 from ..analysis.metrics import derived_facts
+from ..analysis.sandwich import arm_rounds
 from ..schema.kinds import Decision, Environment, Measurement, Sandwich
 from .context import SiteData
 from .escape import md_inline
@@ -124,7 +125,9 @@ def measurement(data: SiteData, m: Measurement) -> Markup:
 def sandwich(data: SiteData, page: str, s: Sandwich) -> Markup:
 
     f = sandwich_figures(s, data.spread_percent)
-    result, detail = sandwich_result(s, f)
+    arms = [data.by_id.get(r) if r else None for r in (s.control_a, s.candidate, s.control_b)]
+    rounds = arm_rounds(arms) if all(isinstance(m, Measurement) for m in arms) else None
+    result, detail = sandwich_result(s, f, rounds)
     head = Markup(f'<p class="ledger-result">{_e(result)} <small>{_e(detail)}</small></p>')
     rows = [
         ("A (baseline)", f["a"], s.control_a),
