@@ -7,6 +7,7 @@ its review repaired passes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -282,3 +283,35 @@ def test_a_new_measurement_of_the_sweep_rejudges_the_page_at_push(investigation:
     point_of(investigation, contract, 8, SWEEP[8])
     stderr = refused(investigation, "a second 8-thread run", "figures-spread")
     assert "docs/USAGE.md" in stderr and "0.30 s carries 2 significant figures; a 5" in stderr, stderr
+
+
+def test_the_sweep_derives_the_investigations_figures(investigation: Path):
+    """The replay's derived figures: from the 14-run sweep ledger derives PR #1041's speedups,
+    efficiencies and spreads to the digits the table printed, quotes each at the digits its
+    spread supports, and finds the 16-20 plateau."""
+    thread_sweep(investigation)
+    passes(investigation, "the thread sweep, 14 runs a count")
+    result = cli(investigation, "status", "--format", "json", "--contract", "ltx25-decode-cpu")
+    assert result.returncode == 0, result.stderr
+    (section,) = [s for s in json.loads(result.stdout)["sections"] if s["key"].startswith("sweep")]
+    rows = {r["value"]: r for r in section["rows"]}
+    published = {
+        2: (1.93, 96.7, "5.5%"),
+        4: (3.68, 91.9, "3.8%"),
+        8: (6.78, 84.7, "5.0%"),
+        16: (9.15, 57.2, "21.0%"),
+        20: (9.14, 45.7, "22.8%"),
+    }
+    for threads, (speedup, efficiency, spread) in published.items():
+        row = rows[threads]
+        assert round(row["speedup_value"], 2) == speedup and round(row["efficiency_value"], 1) == efficiency, row
+        assert row["spread"] == spread, row
+    assert rows[1]["speedup"] == "1x (base)" and rows[1]["spread"] == "6.4%"
+    # Quoted at the digits the two spreads support: 9.14x against 22.8% + 6.4% is ~9x.
+    # Quoted at the digits the two spreads support (9.14x against 22.8% + 6.4% is 9x), the
+    # efficiencies never rounded up to 100%, each median inside its own min and max.
+    assert [rows[t]["speedup"] for t in (2, 4, 8, 16, 20)] == ["2x", "4x", "7x", "9x", "9x"], rows
+    assert [rows[t]["efficiency"] for t in (2, 4, 8, 16, 20)] == ["97%", "90%", "80%", "60%", "50%"], rows
+    assert [rows[t]["median"] for t in (1, 2, 20)] == ["2.0 s", "1.06 s", "0.22 s"], rows
+    stop = section["extra"]["stopping_point"]
+    assert stop["plateau"] == [16, 20] and stop["value"] == 16 and not stop["distinguishable"], stop
