@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import LedgerError, Problem
+from ..schema.envelope import same_allocation_key
 from .figures import MIN_CONFIDENCE_INTERVAL, quote, quote_delta
 
 #: Exact U distribution when there are no ties and the sides are this small together.
@@ -444,7 +445,7 @@ def _require_two_sides(a: list[Any], b: list[Any]) -> None:
 def _allocation_label(a: list[Any], b: list[Any], allow_cross_allocation: bool) -> tuple[bool, str]:
     """Whether the difference is attributable to the change (every measurement on one known
     allocation), and the label that says so. Across allocations it is refused unless allowed."""
-    allocs = {r.allocation.id if r.allocation else None for r in [*a, *b]}
+    allocs = {same_allocation_key(r.allocation) for r in [*a, *b]}
     if len(allocs) == 1 and None not in allocs:
         return True, f"one allocation ({allocs.pop()})"
     where = ", ".join(sorted(x or "unknown" for x in allocs))

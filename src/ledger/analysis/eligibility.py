@@ -205,7 +205,13 @@ class Judge:
             superseded.update(r.supersedes)
         for r in records:
             self.by_id[r.id] = r
-            if isinstance(r, Environment) and r.id not in superseded and r.allocation is not None:
+            # An environment on an `unknown` allocation describes only the records that cite it.
+            if (
+                isinstance(r, Environment)
+                and r.id not in superseded
+                and r.allocation is not None
+                and r.allocation.known
+            ):
                 self.envs_on.setdefault(r.allocation.id, []).append(r)
         self._cache: dict[str, Eligibility] = {}
 
@@ -217,7 +223,7 @@ class Judge:
         env = self.by_id.get(ref) if ref else None
         if isinstance(env, Environment):
             out.append(env)
-        if record.allocation is not None:
+        if record.allocation is not None and record.allocation.known:
             out.extend(e for e in self.envs_on.get(record.allocation.id, []) if e not in out)
         return out
 

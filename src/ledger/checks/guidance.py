@@ -158,7 +158,11 @@ def points_of(infos: Iterable[Any], superseded: set[str], degraded: frozenset[st
 def degraded_allocations(environments: dict[str, Environment], th: dict[str, Any]) -> frozenset[str]:
     """Allocation ids whose environment records' readings make them baseline-ineligible."""
     th = {**DEFAULT_THRESHOLDS, **th}
-    return frozenset(e.allocation.id for e in environments.values() if e.allocation is not None and gpu_readings(e, th))
+    return frozenset(
+        e.allocation.id
+        for e in environments.values()
+        if e.allocation is not None and e.allocation.known and gpu_readings(e, th)
+    )
 
 
 def check_regates(
@@ -193,7 +197,7 @@ def check_eligibility(
     """`baseline-eligibility`: measurements recorded healthy on an allocation whose readings say otherwise."""
     on_allocation: dict[str, list[Environment]] = {}
     for env in environments.values():
-        if env.allocation is not None:
+        if env.allocation is not None and env.allocation.known:
             on_allocation.setdefault(env.allocation.id, []).append(env)
     for m in measurements:
         if m.kind != "measurement" or m.health != "healthy":

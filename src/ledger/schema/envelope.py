@@ -81,15 +81,36 @@ class Source(Model):
         return self
 
 
+#: The id of an allocation known by its topology but not by id (a report that names no job):
+#: it never matches another record's allocation, so no environment, comparison or chart joins
+#: two such records as one machine.
+UNKNOWN_ALLOCATION = "unknown"
+
+
 class Allocation(Model):
     """Where the record was measured: the job or machine, and its GPU topology."""
 
-    id: str = Field(..., min_length=1, description="Scheduler job id (e.g. SLURM_JOB_ID) or `local-HOST-BOOT`.")
+    id: str = Field(
+        ...,
+        min_length=1,
+        description="Scheduler job id (e.g. SLURM_JOB_ID) or `local-HOST-BOOT`; `unknown` when no record "
+        "kept it (the allocation is then known by its topology only).",
+    )
     scheduler: str = Field("local", description="slurm, torchrun, github-actions, gitlab-ci, local, ...")
     topology: str | None = Field(None, description="Human topology such as `4x GB200` or `cpu`.")
     nodes: int | None = Field(None, ge=1)
     gpus_per_node: int | None = Field(None, ge=0)
     hosts: list[str] = Field(default_factory=list)
+
+    @property
+    def known(self) -> bool:
+        """False when the id was not kept (`unknown`): the allocation is its topology only."""
+        return self.id != UNKNOWN_ALLOCATION
+
+
+def same_allocation_key(allocation: Allocation | None) -> str | None:
+    """The key records share when they ran on one allocation: its id, None when unknown."""
+    return allocation.id if allocation is not None and allocation.known else None
 
 
 class Tool(Model):

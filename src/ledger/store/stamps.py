@@ -168,11 +168,48 @@ def gpus_visible(env: Mapping[str, str]) -> bool:
     return Path("/dev/kfd").exists()
 
 
+#: Schedulers `--allocation SCHEDULER:ID` may name (`slurm:1627918`, `slurm:unknown`).
+SCHEDULERS = (
+    "slurm",
+    "torchrun",
+    "github-actions",
+    "gitlab-ci",
+    "buildkite",
+    "circleci",
+    "jenkins",
+    "local",
+    "pbs",
+    "lsf",
+    "k8s",
+)
+
+
+def split_named(text: str) -> tuple[str | None, str]:
+    """(scheduler, id) of a named allocation: `slurm:1627918` names a Slurm job, `1627918` only
+    an id (its scheduler unknown), `unknown` an allocation whose id no record kept."""
+    head, sep, rest = text.partition(":")
+    if sep and head in SCHEDULERS and rest:
+        return head, rest
+    return None, text
+
+
 @dataclass(frozen=True)
 class AllocationOverrides:
     id: str | None = None
     topology: str | None = None
     scheduler: str | None = None
+
+
+def _topology(
+    env: Mapping[str, str], overrides: AllocationOverrides, nodes: int | None, gpn: int | None, cpu_ranks: int | None
+) -> str | None:
+    """The topology as given (`--topology`, LEDGER_TOPOLOGY), else from the scheduler's counts."""
+    topology = overrides.topology or env.get("LEDGER_TOPOLOGY")
+    if topology is None and nodes is not None and gpn:
+        topology = f"{nodes * gpn}x {env.get('LEDGER_GPU_NAME', 'GPU')}"
+    elif topology is None and cpu_ranks:
+        topology = f"{cpu_ranks}x CPU process"
+    return topology
 
 
 def detect_allocation(env: Mapping[str, str] | None = None, overrides: AllocationOverrides | None = None) -> Allocation:
@@ -219,18 +256,15 @@ def detect_allocation(env: Mapping[str, str] | None = None, overrides: Allocatio
         host = socket.gethostname()
         scheduler, alloc_id = "local", f"local-{host}-{_boot_id()}"
         hosts = [host]
-    topology = overrides.topology or env.get("LEDGER_TOPOLOGY")
-    if topology is None and nodes is not None and gpn:
-        gpu = env.get("LEDGER_GPU_NAME", "GPU")
-        topology = f"{nodes * gpn}x {gpu}"
-    elif topology is None and cpu_ranks:
-        topology = f"{cpu_ranks}x CPU process"
-    named = overrides.id or env.get("LEDGER_ALLOCATION")
+    topology = _topology(env, overrides, nodes, gpn, cpu_ranks)
+    named_scheduler, named = split_named(overrides.id or env.get("LEDGER_ALLOCATION") or "")
     if named and named != alloc_id:
         # A named allocation (`--allocation`, LEDGER_ALLOCATION) is another machine or job than
-        # the one running `ledger add`: nothing detected here describes it.
+        # the one running `ledger add`: nothing detected here describes it, not even its
+        # scheduler (a Slurm job re-entered on a laptop is not `local`).
         hosts, nodes, gpn = [], None, None
         topology = overrides.topology or env.get("LEDGER_TOPOLOGY")
+        scheduler = named_scheduler or "unknown"
     return Allocation(
         id=named or alloc_id,
         scheduler=overrides.scheduler or scheduler,
