@@ -135,6 +135,11 @@ def test_one_odd_sample_neither_makes_nor_hides_the_verdict():
     ecc = steady[:5] + [[{**_h200(2.0, 1410, 688.0), "ecc_errors_uncorrected": 2}]]
     assert judge_series(ecc)["verdict"] == "degraded"
     assert judge_series([])["verdict"] == "unknown"
+    # Two arms' samplers pool into one series: readings carry Unix times, so its seconds run
+    # from the first arm's first reading to the second arm's last.
+    arm1 = [[_h200(1_700_000_000.0 + 0.5 * i, 1485, 692.0)] for i in range(10)]
+    arm2 = [[_h200(1_700_000_030.0 + 0.5 * i, 1500, 692.5)] for i in range(10)]
+    assert series_readings(arm1 + arm2)[1]["seconds"] == 34.5
 
 
 def test_an_environment_from_a_series_is_added_as_a_record(repo, tmp_path):

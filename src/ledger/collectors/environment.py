@@ -292,7 +292,8 @@ class LoadSampler:
     drawing 399 W between two kernels of a step that held 690 W): start it when the timed
     steps start, stop it when they end, and judge the series (:func:`judge_series`).
     `samples` is a list of readings, each the list :func:`read_gpus` returns, with the
-    seconds since start under `t` in each GPU's dict.
+    Unix time of the reading under `t` in each GPU's dict (so the series of several
+    samplers pool into one, in order).
     """
 
     def __init__(self, interval_s: float = 0.25, max_samples: int = 4000) -> None:
@@ -302,19 +303,17 @@ class LoadSampler:
         self.no_gpu: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._t0 = 0.0
 
     def _run(self) -> None:
         while not self._stop.is_set() and len(self.samples) < self.max_samples:
             gpus, self.driver, self.no_gpu = read_gpus()
             if not gpus:
                 return  # no GPU: nothing to sample, and it will not appear
-            t = round(time.perf_counter() - self._t0, 3)
+            t = round(time.time(), 3)
             self.samples.append([{**g, "t": t} for g in gpus])
             self._stop.wait(self.interval_s)
 
     def start(self) -> LoadSampler:
-        self._t0 = time.perf_counter()
         self._thread = threading.Thread(target=self._run, name="ledger-load-sampler", daemon=True)
         self._thread.start()
         return self
@@ -334,8 +333,8 @@ def series_readings(samples: Sequence[Sequence[Mapping[str, Any]]]) -> tuple[lis
     rest (name, UUID, limits, maxima) from its last sample. Samples in which a GPU was idle
     (utilization 0, or `gpu_idle`) are left out of its medians while it had busy ones: a
     gap between two kernels is not the load. The summary (`load_series` of the record)
-    says how many samples over how long, and per GPU min/median/max of clock and power and
-    how many samples showed each reason.
+    says how many samples, the seconds from the first to the last, and per GPU
+    min/median/max of clock and power and how many samples showed each reason.
     """
     per_gpu: dict[int, list[Mapping[str, Any]]] = {}
     for sample in samples:
