@@ -95,3 +95,38 @@ def test_a_validator_bug_raises_and_is_not_the_users_schema_violation() -> None:
     assert all(
         v.file == "note/01/01JAAAAAAAAAAAAAAAAAAAAAAA.json" and v.fix == RULES["schema-valid"].fix for v in found
     )
+
+
+def test_the_guidance_and_admission_loaders_skip_only_a_bad_record_and_raise_on_a_bug(
+    tmp_path: Path, book, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record the loaders cannot read is left to schema-valid (None, or skipped); a bug in
+    the validator under them raises instead of reading as that record's fault."""
+    from ledger.checks import admission, guidance
+    from ledger.store import Ledger
+
+    for name, content in {
+        "list": b"[1]",
+        "text": b"not json",
+        "deep": b"[" * 100_000,
+        "note": b'{"kind": "note"}',
+    }.items():
+        (tmp_path / f"{name}.json").write_bytes(content)
+        assert guidance.load_model(tmp_path, f"{name}.json") is None, name
+    assert guidance.load_model(tmp_path, "missing.json") is None
+
+    env = book.records_dir / "environment" / "01" / "01JAAAAAAAAAAAAAAAAAAAAAAA.json"
+    env.parent.mkdir(parents=True)
+    env.write_bytes(b'{"kind": "environment"}\n')
+    gate = admission.Admission(book)
+    assert gate.environments() == []
+
+    def bug(data: object) -> None:
+        raise RuntimeError("a bug in the validator")
+
+    monkeypatch.setattr(guidance, "validate_record", bug)
+    with pytest.raises(RuntimeError, match="a bug in the validator"):
+        guidance.load_model(tmp_path, "note.json")
+    monkeypatch.setattr(Ledger, "load", lambda self, path: bug(path))
+    with pytest.raises(RuntimeError, match="a bug in the validator"):
+        gate.environments()

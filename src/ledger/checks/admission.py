@@ -27,7 +27,7 @@ from ..config import CONFIG_NAME
 from ..errors import InputError, Problem
 from ..schema.kinds import Environment
 from ..schema.registry import KINDS
-from ..store.ledger import Ledger, shard_of
+from ..store.ledger import Ledger, UnreadableRecord, shard_of
 from ..store.staged import Staged
 from . import guidance
 from .crossrecord import check_attachments, check_forks, check_unique, correctors_in, cross_checks, supersedes_of
@@ -177,7 +177,7 @@ class Admission:
         for path in self.ledger.iter_paths("environment"):
             try:
                 record = self.ledger.load(path)
-            except Exception:  # schema-valid reports it at check
+            except (UnreadableRecord, OSError):  # schema-valid reports it at check; a bug raises
                 continue
             if isinstance(record, Environment):
                 out.append(record)

@@ -224,6 +224,11 @@ def load_model(root: Path, rel: str):
     if path.is_symlink():
         return None  # never followed; the symlinks rule reports it
     try:
-        return validate_record(upgrade(json.loads(path.read_bytes())))
-    except Exception:  # schema-valid reports it
+        data = json.loads(path.read_bytes())
+        if not isinstance(data, dict):
+            return None  # schema-valid reports it
+        return validate_record(upgrade(data))
+    # What a record on disk can be (unreadable, not JSON, too deep, not valid): schema-valid
+    # reports it. Anything else is a bug in ledger and raises.
+    except (OSError, ValueError, RecursionError):  # ValidationError and FormatError are ValueErrors
         return None
