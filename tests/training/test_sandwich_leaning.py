@@ -48,3 +48,45 @@ def test_rounds_are_counted_and_a_candidate_between_the_controls_says_nothing(re
     a2, x2, b2 = arm(repo, [100.0, 100.2]), arm(repo, [100.1, 100.1]), arm(repo, [100.2, 100.0])
     made = cli(repo, "sandwich", "--records", a2, x2, b2)
     assert made.returncode == 0 and "verdict: neutral" in made.stdout and "observed" not in made.stdout
+
+
+def test_mfu_point_throughput_and_memory_deltas_come_from_the_arms(repo) -> None:
+    """The rejected max-autotune gate (4x/B1): controls 0.415032553021 s / 34.802366% and
+    0.412693266000 s / 34.999638%, candidate 0.416518588027 s / 34.678200%: -0.222802 MFU points,
+    derived from the arms' medians and the FLOP audit as the delta is."""
+    audit = {
+        "flop_per_sample": 353880819892224,
+        "derivation": "analytic",
+        "peak": {"name": "house-2450", "tflops_per_gpu": 2450},
+    }
+    made = cli(repo, "add", "flop-audit", "-", input=json.dumps(audit))
+    assert made.returncode == 0, made.stderr
+    audit_id = made.stdout.split()[0]
+
+    def run(median: float, allocated_mib: int) -> str:
+        data = {
+            "samples": [median],
+            "flop_audit": audit_id,
+            "global_batch": 4,
+            "world_size": 4,
+            "peak_allocated_bytes": allocated_mib * 2**20,
+            "peak_reserved_bytes": (allocated_mib + 1024) * 2**20,
+        }
+        args = ("--allocation", "slurm:1631376", "--topology", "4x GB200")
+        result = cli(repo, "add", "measurement", "-", *args, input=json.dumps(data))
+        assert result.returncode == 0, result.stderr
+        return result.stdout.split()[0]
+
+    a = run(0.415032553021, 140_865)
+    x = run(0.416518588027, 140_874)
+    b = run(0.412693266000, 140_874)
+    made = cli(repo, "sandwich", "--records", a, x, b, "--format", "json")
+    assert made.returncode == 0, made.stderr
+    sid = json.loads(made.stdout)["sandwich"]
+    deltas = json.loads(cli(repo, "show", sid, "--format", "json").stdout)["extra_deltas"]
+    assert round(deltas["mfu_points"], 6) == -0.222802
+    step = (0.416518588027, 0.415032553021, 0.412693266000)
+    assert round(deltas["throughput"], 9) == round(4 / step[0] - (4 / step[1] + 4 / step[2]) / 2, 9)
+    assert deltas["peak_allocated_bytes"] == deltas["peak_reserved_bytes"] == 4.5 * 2**20
+    text = cli(repo, "sandwich", "--records", a, x, b, "--dry-run").stdout
+    assert "mfu_points -0.222802" in text and "peak_allocated_bytes +4.5 MiB (+4,718,592 B)" in text

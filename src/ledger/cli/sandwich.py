@@ -9,7 +9,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..analysis.figures import measurement_uncertainty, sandwich_figures
+from ..analysis.figures import measurement_uncertainty, readable_bytes, sandwich_figures
 from ..analysis.sandwich import arm_rounds, leaning
 from ..collectors.sandwich_runner import Arm, run_sandwich, sandwich_from_records, split_command
 from .add import build_stamping, stamping_options
@@ -204,21 +204,23 @@ def command(
         f"drift {shown['drift_percent']} ({shown['drift_vs_a_percent']} against A)  floor {shown['floor_percent']}"
     )
     for key, value in r.extra_deltas.items():
-        out.print(f"{key} {value:+.3f}")
-    lean = leaning(
-        r.a,
-        r.candidate,
-        r.b,
-        r.verdict,
-        r.lower_is_better,
-        arm_rounds([outcome.measurements.get(k) for k in ("a", "candidate", "b")]),
-    )
+        out.print(f"{key} {_extra(key, value)}")
+    recorded = [outcome.measurements.get(k) for k in ("a", "candidate", "b")]
+    lean = leaning(r.a, r.candidate, r.b, r.verdict, r.lower_is_better, arm_rounds(recorded))
     out.print(f"verdict: [bold]{r.verdict}[/]  ({r.reason()})" + (f"; observed: {lean}" if lean else ""))
     if sandwich_id:
         out.print(f"sandwich {sandwich_id}")
     elif dry_run:
         out.print("dry run: nothing written")
     return 0
+
+
+def _extra(key: str, value: float) -> str:
+    """An extra delta as the terminal prints it: bytes readable with the exact count beside."""
+    if key.endswith("_bytes"):
+        sign = "+" if value >= 0 else "-"
+        return f"{sign}{readable_bytes(round(abs(value)))} ({value:+,.0f} B)"
+    return f"{value:+.6g}"
 
 
 def _fields(family, mechanism, tags, link_urls, tracker_runs, observed_at, regate) -> dict:

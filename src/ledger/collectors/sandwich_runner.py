@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..analysis.metrics import audit_of, contract_audits, recompute
 from ..analysis.sandwich import SandwichResult, check_same_allocation_and_contract, compute, floor_from_config
 from ..errors import InputError, NotFound, Problem
 from ..redact import redact
@@ -588,11 +589,7 @@ def sandwich_from_records(
     metric, unit, lower = kinds.pop()
     values = {label: convert(r.median, r.unit, unit) for label, r in records.items()}
     floor = floor_from_config(ledger.config) if floor_percent is None else floor_percent
-    extra: dict[str, float] = {}
-    if all(r.mfu_percent is not None for r in records.values()):
-        extra["mfu_points"] = (
-            records["candidate"].mfu_percent - (records["a"].mfu_percent + records["b"].mfu_percent) / 2
-        )
+    extra = arm_deltas(ledger, records)
     result = compute(
         values["a"],
         values["candidate"],
@@ -626,6 +623,36 @@ def sandwich_from_records(
     body.update(fields or {})
     [outcome.sandwich] = add(ledger, "sandwich", [Item(body, "<sandwich>", None)], stamping or Stamping())
     return outcome
+
+
+def arm_deltas(ledger: Any, records: dict[str, Any]) -> dict[str, float]:
+    """The sandwich's other deltas, derived from its arms as the delta is (candidate minus the
+    A, B midpoint): MFU points and throughput (recorded, else derived from the FLOP audit the
+    arm's MFU comes from), and peak allocated and reserved memory in bytes. A figure only some
+    arms have gives no delta."""
+    flop_audits = ledger.records("flop-audit")
+    audits = contract_audits(flop_audits)
+    by_id = {a.id: a for a in flop_audits}
+
+    def derived(m: Any) -> dict[str, float]:
+        audit = audit_of(m, by_id, audits)
+        return (recompute(m, audit) if audit is not None else None) or {}
+
+    figures: dict[str, dict[str, float | None]] = {}
+    for label, m in records.items():
+        again = derived(m)
+        figures[label] = {
+            "mfu_points": m.mfu_percent if m.mfu_percent is not None else again.get("mfu_percent"),
+            "throughput": m.throughput if m.throughput is not None else again.get("throughput"),
+            "peak_allocated_bytes": m.peak_allocated_bytes,
+            "peak_reserved_bytes": m.peak_reserved_bytes,
+        }
+    out: dict[str, float] = {}
+    for key in ("mfu_points", "throughput", "peak_allocated_bytes", "peak_reserved_bytes"):
+        a, x, b = (figures[label][key] for label in ARMS)
+        if a is not None and x is not None and b is not None:
+            out[key] = float(x) - (float(a) + float(b)) / 2
+    return out
 
 
 def _from_arms(records: dict[str, Any], stamping: Any) -> dict[str, Any]:
