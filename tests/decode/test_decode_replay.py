@@ -232,7 +232,9 @@ def thread_sweep(repo: Path, points: dict[int, tuple[float, float, float]] = SWE
 def point_of(repo: Path, contract: str, threads: int, point: tuple[float, float, float]) -> str:
     low, median, high = point
     body = {"contract": contract, "metric": "decode_wall", "unit": "s", "n": 14, "min": low, "median": median}
-    return add(repo, "measurement", {**body, "max": high, "parameters": {"threads": threads}})
+    # "14 runs per count across an ascending and a descending sweep"
+    order = {"sweep_order": ["ascending", "descending"]}
+    return add(repo, "measurement", {**body, "max": high, "parameters": {"threads": threads}, **order})
 
 
 def test_a_figure_of_the_sweep_a_page_names_is_judged_against_its_points(investigation: Path):
@@ -313,5 +315,6 @@ def test_the_sweep_derives_the_investigations_figures(investigation: Path):
     assert [rows[t]["speedup"] for t in (2, 4, 8, 16, 20)] == ["2x", "4x", "7x", "9x", "9x"], rows
     assert [rows[t]["efficiency"] for t in (2, 4, 8, 16, 20)] == ["97%", "90%", "80%", "60%", "50%"], rows
     assert [rows[t]["median"] for t in (1, 2, 20)] == ["2.0 s", "1.06 s", "0.22 s"], rows
+    assert "Runs taken in ascending and descending order of threads." in section["notes"], section["notes"]
     stop = section["extra"]["stopping_point"]
     assert stop["plateau"] == [16, 20] and stop["value"] == 16 and not stop["distinguishable"], stop

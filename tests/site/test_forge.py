@@ -21,7 +21,9 @@ def campaign_with_links(root: Path, forge: str | None, style: str | None = None)
 
         c.ledger = Ledger.open(root)
     ids = {
-        "m": c.add("measurement", 1, {"samples": [1.0, 1.01], "links": {"pr": 1630, "issue": 1044}}),
+        "m": c.add(
+            "measurement", 1, {"samples": [1.0, 1.01], "links": {"pr": 1630, "issue": 1044, "closed_prs": [1618]}}
+        ),
         "issue": c.add("issue", 2, {"number": 1045, "title": "settle residency"}),
     }
     # Cited, so the measurement has a page of its own.
@@ -50,6 +52,8 @@ def test_numbers_link_to_the_forge(tmp_path: Path, forge, style, pull, issue) ->
     measurement = page_of(docs, "measurement", ids["m"])
     assert f"[\\#1630]({base}{pull})" in measurement
     assert f"[\\#1044]({base}{issue})" in measurement
+    # A pull request closed in favour of this one links too, and says what superseded it.
+    assert f"[\\#1618]({base}{pull.replace('1630', '1618')}) \\(superseded by #1630\\)" in measurement
     assert f"[\\#1045]({base}{issue.replace('1044', '1045')})" in page_of(docs, "issue", ids["issue"])
 
 

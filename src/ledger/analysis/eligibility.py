@@ -42,6 +42,9 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     # Maximum-clock bins per device, e.g. GB200 trays at 2,062 MHz (healthy class) and 1,965 MHz
     # (degraded class): [{gpu: GB200, healthy: [2062], degraded: [1965]}]. None by default.
     "max_clock_bins": [],
+    # CPU campaigns: the load average a core may carry beside the measured work's own, e.g.
+    # 0.1. Unset, a CPU box's load is recorded and shown, not judged.
+    "max_load_per_core": None,
 }
 
 THRESHOLD_DOCS: dict[str, str] = {
@@ -53,7 +56,34 @@ THRESHOLD_DOCS: dict[str, str] = {
     "max_temperature_c": "Highest GPU temperature (degrees C) of an eligible allocation.",
     "max_clock_bins": "Per device, its maximum-SM-clock bins, e.g. [{gpu: GB200, healthy: [2062], degraded: [1965]}]: "
     "a GPU whose name contains the gpu text is ineligible unless its maximum SM clock is a healthy bin.",
+    "max_load_per_core": "CPU campaigns: the most load average a core may carry beside the measured work's own "
+    "(the environment's `work_cores`), e.g. 0.1; unset (null), load is recorded and shown, not judged.",
 }
+
+
+def load_limit_problems(value: Any) -> list[tuple[str, str]]:
+    """What is wrong with a `max_load_per_core` value; [] when it is valid (a number > 0, or null)."""
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool) and value > 0):
+        return []
+    return [
+        ("", f"must be a load a core may carry beside the work, a number above 0 (e.g. 0.1), or null, not {value!r}")
+    ]
+
+
+def load_reading(env: Environment, th: dict[str, Any]) -> str | None:
+    """Why a CPU box's load average makes it ineligible, or None: the highest load recorded,
+    less the cores the measured work itself kept busy, per core, above `max_load_per_core`."""
+    limit = th.get("max_load_per_core")
+    if limit is None or not env.load_avg or not env.cpu_count:
+        return None
+    other = max(env.load_avg) - (env.work_cores or 0.0)
+    if other / env.cpu_count <= limit:
+        return None
+    own = f" beside the measured work's {env.work_cores:g} cores" if env.work_cores else ""
+    return (
+        f"load average up to {max(env.load_avg):g} on {env.cpu_count} cores{own}: "
+        f"{other / env.cpu_count:.2f} a core, above {limit:g}"
+    )
 
 
 def clock_bin_problems(value: Any) -> list[tuple[str, str]]:
@@ -135,6 +165,9 @@ def gpu_readings(env: Environment, th: dict[str, Any]) -> list[str]:
         # looks fine does not erase what the engineer saw (a 1,965 MHz clock bin, say).
         why = "; ".join(env.health.reasons) or "no reason given"
         out.append(f"recorded degraded{'' if env.gpus else ', no per-GPU readings'}: {why}")
+    loaded = load_reading(env, th)
+    if loaded:
+        out.append(loaded)
     if not env.gpus:
         return out
     benign = set(th["benign_clock_reasons"])
@@ -176,10 +209,13 @@ def gpu_readings(env: Environment, th: dict[str, Any]) -> list[str]:
     return out
 
 
-def judged(env: Environment) -> bool:
-    """Whether an environment record holds enough to call its allocation healthy."""
+def judged(env: Environment, th: dict[str, Any] | None = None) -> bool:
+    """Whether an environment record holds enough to call its allocation healthy: GPUs read
+    under load, a recorded verdict, or a CPU box's load judged by `max_load_per_core`."""
     if env.gpus:
         return bool(env.under_load) or env.health.verdict == "healthy"
+    if th is not None and th.get("max_load_per_core") is not None and env.load_avg and env.cpu_count:
+        return True
     return env.health.verdict in ("healthy", "degraded")
 
 
@@ -234,7 +270,7 @@ class Judge:
         found = gpu_readings(env, self.th)
         if found:
             return "degraded", found
-        return ("healthy" if judged(env) else "unknown"), []
+        return ("healthy" if judged(env, self.th) else "unknown"), []
 
     def measurement(self, m: Measurement) -> Eligibility:
         if m.id in self._cache:
@@ -244,7 +280,7 @@ class Judge:
         for env in self.environments(m):
             found = gpu_readings(env, self.th)
             readings.extend(r for r in found if r not in readings)
-            known = known or (judged(env) and not found)
+            known = known or (judged(env, self.th) and not found)
         if m.health == "degraded":
             why = "; ".join(m.health_reasons) or "no reason given"
             if not readings:  # the environment's readings, when there are any, say it better
@@ -271,7 +307,7 @@ class Judge:
         for env in self.environments(record):
             found = gpu_readings(env, self.th)
             readings.extend(r for r in found if r not in readings)
-            known = known or (judged(env) and not found)
+            known = known or (judged(env, self.th) and not found)
         if isinstance(record, Sandwich):
             for arm in (record.control_a, record.candidate, record.control_b):
                 m = self.by_id.get(arm) if arm else None

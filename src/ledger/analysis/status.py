@@ -393,6 +393,18 @@ def owed_section(ctx: StatusContext) -> Section:
                 "id": m.id,
             }
         )
+    for g in gates.values():
+        # An armed check that passed proves nothing: the check it controls is not armed.
+        if g.expect == "fail" and not g.as_expected and g.id not in ctx.superseded:
+            rows.append(
+                {
+                    "item": f"not armed: {g.title or g.command or 'a gate'} ({g.outcome} where it must fail)",
+                    "owner": "unowned",
+                    "issues": "",
+                    "where": "gate",
+                    "id": g.id,
+                }
+            )
     if ctx.guidance is not None and ctx.choice.contract is not None:
         for state in ctx.guidance.regates.get(ctx.choice.contract.id, []):
             if state.owed:
@@ -470,6 +482,9 @@ def sweep_sections(ctx: StatusContext) -> list[Section]:
             )
         if sweep.failed:
             notes.append(f"{len(sweep.failed)} point(s) without a valid measurement (OOM or failed).")
+        orders = sorted({o for p in sweep.points for o in p.measurement.sweep_order})
+        if orders:
+            notes.append(f"Runs taken in {' and '.join(orders)} order of {name}.")
         section = Section(
             f"sweep:{name}",
             f"Sweep over {name} ({sweep.metric}, {sweep.unit})",

@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import families
-from ..analysis.eligibility import DEFAULT_THRESHOLDS, THRESHOLD_DOCS, clock_bin_problems, gpu_readings
+from ..analysis.eligibility import (
+    DEFAULT_THRESHOLDS,
+    THRESHOLD_DOCS,
+    clock_bin_problems,
+    gpu_readings,
+    load_limit_problems,
+)
 from ..analysis.regate import OWED, SCRATCH_TAG, Point, Run, establishing, points_by_contract, regate_states
 from ..schema.kinds import Contract, Environment
 from ..schema.migrate import upgrade
@@ -75,10 +81,11 @@ RULES: tuple[Rule, ...] = (
             "min_power_limit_fraction": "lower",
             "power_budget_fraction": "lower",
             "benign_clock_reasons": "grow",
+            "max_load_per_core": "higher",
             # A bin dropped or edited (1,965 MHz moved to healthy) lets a board through; a new
             # device's bins only add judgements, so adding an entry is a tightening.
         },
-        param_checks={"max_clock_bins": clock_bin_problems},
+        param_checks={"max_clock_bins": clock_bin_problems, "max_load_per_core": load_limit_problems},
     ),
 )
 

@@ -109,6 +109,9 @@ def _looser(rule: Rule, name: str, old: Any, new: Any) -> bool:
     if direction == "grow" and isinstance(old, list) and isinstance(new, list):
         return any(item not in old for item in new)  # a list of what is let through: adding one loosens
     if direction == "higher":
+        # A limit left unset (None) is no limit: setting one tightens, unsetting it loosens.
+        if old is None or new is None:
+            return new is None
         return new > old
     if direction == "lower":
         return new < old

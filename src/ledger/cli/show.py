@@ -21,6 +21,7 @@ from ..analysis.figures import (
     sandwich_figures,
     sandwich_result,
 )
+from ..analysis.gates import gate_result, margin_share
 from ..analysis.metrics import audit_of, contract_audits, derived_facts
 from ..analysis.sandwich import arm_rounds
 from ..checks.registry import eligibility_thresholds
@@ -94,6 +95,10 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
         out.print(
             Text(f"Allocation health: {health} by its readings" + (f" ({'; '.join(reasons)})" if reasons else ""))
         )
+    if record.kind == "gate":
+        out.print(Text(gate_result(record), style="bold"))
+        for margin in sorted(record.margins, key=lambda m: m.fraction, reverse=True):
+            out.print(Text(margin_share(margin)))
     if record.kind == "sandwich":
         # The verdict and the delta first, as its record page leads with them; the arms'
         # spreads set the digits, as there.

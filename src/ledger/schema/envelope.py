@@ -124,6 +124,10 @@ class Links(Model):
     tracker_runs: list[str] = Field(default_factory=list, description="Tracker run ids, e.g. W&B `iopu4dwm`.")
     issue: int | None = Field(None, ge=0)
     pr: int | None = Field(None, ge=0)
+    closed_prs: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list,
+        description="Pull requests closed in favour of `pr`: the work moved there (#1018, closed, superseded by #1038).",
+    )
     urls: list[str] = Field(default_factory=list)
     jobs: list[str] = Field(default_factory=list, description="Scheduler job ids other than this allocation.")
 

@@ -195,8 +195,17 @@ class Environment(Envelope):
     env_flags: dict[str, str] = Field(
         default_factory=dict, description="Allowlisted performance-relevant environment variables."
     )
-    load_avg: list[NonNegative] = Field(default_factory=list, max_length=3)
+    load_avg: list[NonNegative] = Field(
+        default_factory=list,
+        max_length=3,
+        description="The 1-, 5- and 15-minute load averages when the environment was read (`uptime`).",
+    )
     cpu_count: int | None = Field(None, ge=1)
+    work_cores: NonNegative | None = Field(
+        None,
+        description="Cores the measured work itself kept busy while `load_avg` was read (its threads): the rest "
+        "of the load is contention, judged by baseline-eligibility's `max_load_per_core`.",
+    )
     cpu_model: str | None = None
     under_load: bool | None = Field(
         None,
@@ -347,6 +356,11 @@ class Measurement(Envelope):
     notes: str | None = None
     parameters: dict[str, ParameterValue] = Field(
         default_factory=dict, description="Values of the contract's swept parameters, e.g. {threads: 16}."
+    )
+    sweep_order: list[Literal["ascending", "descending", "interleaved", "random"]] = Field(
+        default_factory=list,
+        description="The order the sweep's values were run in, e.g. [ascending, descending]: runs taken both "
+        "ways show an ordering drift as spread instead of hiding it in a trend.",
     )
     percentiles: dict[str, NonNegative] = Field(
         default_factory=dict,
@@ -599,8 +613,23 @@ class Hypothesis(Envelope):
     mechanism: str | None = Field(None, description=MECHANISM_DOC)
 
 
+class Margin(Model):
+    """A golden's distance from its reference against the tolerance it is held to: a gate that
+    passes says how close it came (the decode's worst golden sat at 56% of tolerance)."""
+
+    name: str = Field(..., min_length=1, description="The golden or case, e.g. `Conv video decoder`.")
+    value: NonNegative = Field(..., description="The measured difference, e.g. max|diff| 1.72853e-06.")
+    tolerance: float = Field(..., gt=0, description="What the case allows, e.g. 5e-06.")
+
+    @property
+    def fraction(self) -> float:
+        return self.value / self.tolerance
+
+
 class Gate(Envelope):
-    """A test run: exit code, counts, skips, and the machine's load while it ran."""
+    """A test run: exit code, counts, skips, and the machine's load while it ran. A positive
+    control or an armed check (a grep run on a synthetic line holding the message, a checker on
+    a commit it must refuse) is a gate that must fail: `expect: fail`."""
 
     KIND: ClassVar[str] = "gate"
     SUMMARY_FIELD: ClassVar[str] = "command"
@@ -615,7 +644,11 @@ class Gate(Envelope):
     skipped: int = Field(0, ge=0)
     skipped_names: list[str] = Field(default_factory=list)
     duration_s: NonNegative | None = None
-    load_avg: list[NonNegative] = Field(default_factory=list)
+    load_avg: list[NonNegative] = Field(
+        default_factory=list,
+        description="The machine's load average while the gate ran: the 1-, 5- and 15-minute figures "
+        "`uptime` prints, or readings taken across the run (lowest to highest, e.g. [4.70, 15.88]).",
+    )
     format: str | None = Field(None, description="junit, ctest, ...")
     outcome: Literal["pass", "fail", "no-tests"]
     failed_names: list[str] = Field(default_factory=list, description="Tests that failed or errored.")
@@ -624,7 +657,21 @@ class Gate(Envelope):
         description="True for a gate whose only evidence is its exit code (a build, a script, a grep): it "
         "passes with exit code 0 and no test counts.",
     )
+    expect: Literal["pass", "fail"] = Field(
+        "pass",
+        description="`fail` for a positive control or an armed check: its failing is the expected result, "
+        "and a pass says the check is not armed (owed work in `ledger status`).",
+    )
+    margins: list[Margin] = Field(
+        default_factory=list,
+        description="Goldens against their tolerance: `[{name, value, tolerance}]`, shown as a share of it.",
+    )
     extra: dict[str, Any] = Field(default_factory=dict, description="Importer details, e.g. provenance_gaps.")
+
+    @property
+    def as_expected(self) -> bool:
+        """Whether the outcome is the one the gate must have: pass, or fail for an armed check."""
+        return self.outcome == self.expect
 
     @model_validator(mode="after")
     def _honest(self) -> Gate:
@@ -641,6 +688,9 @@ class Gate(Envelope):
             raise ValueError("exit_code_only needs exit_code and no test counts: its verdict is the exit code alone")
         if self.outcome == "pass" and (self.failed or self.errors or (self.exit_code not in (None, 0))):
             raise ValueError("outcome pass with failures or a non-zero exit code")
+        over = [m.name for m in self.margins if m.value > m.tolerance]
+        if over and self.outcome == "pass" and self.expect == "pass":
+            raise ValueError(f"outcome pass with margins over their tolerance ({', '.join(over)}): such a gate failed")
         return self
 
 

@@ -18,9 +18,10 @@ from ..analysis.figures import (
     sandwich_figures,
     sandwich_result,
 )
+from ..analysis.gates import gate_result, margin_share
 from ..analysis.metrics import derived_facts
 from ..analysis.sandwich import arm_rounds
-from ..schema.kinds import Decision, Environment, Measurement, Sandwich
+from ..schema.kinds import Decision, Environment, Gate, Measurement, Sandwich
 from .context import SiteData
 from .escape import md_inline
 from .tables import verdict
@@ -162,7 +163,25 @@ def environment(data: SiteData, env: Environment) -> Markup:
     return Markup("**Allocation health:** ") + verdict(text) + Markup("\n")
 
 
+def gate(g: Gate) -> Markup:
+    """A gate's result against the one it must have, and its goldens against their tolerance,
+    the closest to failing first."""
+    parts = [Markup("**Result:** ") + verdict(gate_result(g))]
+    margins = sorted(g.margins, key=lambda m: m.fraction, reverse=True)
+    if margins:
+        parts.append(Markup("**Margins:**"))
+        return (
+            Markup("  \n").join(parts)
+            + Markup("\n\n")
+            + Markup("\n").join(Markup("- ") + md_inline(margin_share(m)) for m in margins)
+            + Markup("\n")
+        )
+    return Markup("  \n").join(parts)
+
+
 def lead(data: SiteData, page: str, record) -> Markup:
+    if isinstance(record, Gate):
+        return gate(record)
     if isinstance(record, Environment):
         return environment(data, record)
     if isinstance(record, Measurement):

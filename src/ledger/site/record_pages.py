@@ -75,6 +75,11 @@ def _links(record, forge: Forge | None = None) -> list[tuple[str, Markup]]:
         out.append(("issue", _numbered(f"#{links.issue}", forge.issue(links.issue) if forge else None)))
     if links.pr is not None:
         out.append(("pull request", _numbered(f"#{links.pr}", forge.pull(links.pr) if forge else None)))
+    for closed in links.closed_prs:
+        shown = _numbered(f"#{closed}", forge.pull(closed) if forge else None)
+        if links.pr is not None:
+            shown += Markup(" ") + md_inline(f"(superseded by #{links.pr})")
+        out.append(("closed pull request", shown))
     for job in links.jobs:
         out.append(("job", md_code(clip(job))))
     for url in links.urls:

@@ -16,7 +16,7 @@ from .context import SiteData
 from .escape import clip, md_inline
 
 #: Verdicts and statuses drawn as good or bad (colour is never the only signal: the word is there).
-GOOD = ("accepted", "final", "fastest accepted", "faster", "supported", "pass")
+GOOD = ("accepted", "final", "fastest accepted", "faster", "supported", "pass", "armed")
 BAD = (
     "rejected",
     "re-gate owed",
@@ -27,6 +27,7 @@ BAD = (
     "no valid step",
     "blocked",
     "fail",
+    "not armed",
 )
 
 

@@ -1,0 +1,27 @@
+"""What a gate says, in words: its outcome against the one it must have (an armed check or a
+positive control must fail), and its goldens as a share of their tolerance."""
+
+from __future__ import annotations
+
+from ..schema.kinds import Gate, Margin
+
+
+def gate_result(gate: Gate) -> str:
+    """`pass`; `fail, as it must (an armed check)`; or what is wrong with it."""
+    counts = f" ({gate.passed} of {gate.executed} passed)" if gate.executed else ""
+    if gate.expect == "fail":
+        if gate.outcome == "fail":
+            return f"armed: failed, as it must{counts}"
+        return f"not armed: {gate.outcome} where it must fail{counts}"
+    return f"{gate.outcome}{counts}"
+
+
+def margin_share(m: Margin) -> str:
+    """A golden against its tolerance as the investigation writes it: `56% of tolerance`."""
+    percent = 100.0 * m.fraction
+    share = "<1%" if 0 < percent < 1 else f"{percent:.0f}%"
+    return f"{m.name}: {m.value:g} against {m.tolerance:g}, {share} of tolerance"
+
+
+def worst_margin(gate: Gate) -> Margin | None:
+    return max(gate.margins, key=lambda m: m.fraction, default=None)
