@@ -249,6 +249,47 @@ FAMILIES["compile-graphs"] = (
     "(optimizer included) needs the bf16-copy AdamW kernel's bias corrections on the device instead of host "
     "scalars, and memory for its pool beside nothing else; that is the only graph lead left.",
 )
+FAMILIES["optim-overlap"] = (
+    "optimizer step overlapped with the backward: each parameter's bf16-copy AdamW pass issued on a side stream "
+    "as soon as its gradient is accumulated (post-accumulate-grad hooks)",
+    "The optimizer was 16.4 ms of the 1.217 s step at batch 12 (1.3%; 210 Triton passes of 28 bytes per "
+    "parameter, 86% of the 4.3 TB/s copy rate), run after the whole backward with nothing beside it. Issued "
+    "from hooks, each block's updates run beside the backward of the blocks below it; the update per parameter "
+    "is the same (checked on the GPU: all 210 parameters updated once, all issued during the backward; on the "
+    "CPU the masters and moments equal the plain step's bit for bit). The step got 0.31% faster per sample in "
+    "every round (A 1.2218-1.2235 s, candidate 1.2186-1.2195 s, B 1.2220-1.2238 s), drift 0.04%: a real gain "
+    "under the 0.5% floor, because the passes share the GPU with compute-bound GEMMs held by the 700 W cap.",
+    "Rejected (neutral by the 0.5% floor). At most the optimizer's 1.3% can be won this way; it is not where the "
+    "points to 62% are. The step is 99.6% device-busy and 70% cuBLAS GEMMs at about 700 TFLOP/s under the "
+    "power cap (SM clock median 1,485 MHz by the series): the remaining lever is fewer memory passes fused into "
+    "the GEMMs (custom kernels) or more GPUs.",
+)
+FAMILIES["cross-attention"] = (
+    FAMILIES["cross-attention"][0],
+    "Timed alone with the host queued ahead, cuDNN's cross-attention forward is faster (B8: 917 us against "
+    "flash-attn 4's 963) and its backward slower (2,985 us against 2,670), so the pair loses. Why the forward "
+    "read 389 and 582 TFLOP/s in two runs: it was the host. The phase h30 probe timed the B2 4,290 x 1,024 "
+    "forward back to back (591 TFLOP/s, single calls down to 165), queued behind a GPU spin (589, 563-595), and "
+    "with another Python thread holding the GIL (3 TFLOP/s, 36.6 ms of host per call): events around calls "
+    "issued back to back time the host once it issues a call slower than the 245 us kernel runs (135-290 us of "
+    "host per call for flash-attn 4's Python path, 33 us for cuDNN). The 389 run's samples spread 344-428 "
+    "(host jitter), the 582 run's 575-585. ledger collect attention now queues its calls behind a spin: three "
+    "runs on one allocation read 585, 584 and 581 TFLOP/s (cuDNN 605, 603, 601).",
+    "Keep flash-attn 4 for both attentions: on the sixth round's allocation cuDNN for cross-attention was slower "
+    "again (+0.79% per sample, drift 0.55%). Attention is 19.5% of the step (forward 61 ms, backward 163 ms, its "
+    "pre/post passes 13 ms at batch 12); its backward is the larger share.",
+)
+FAMILIES["graphs"] = (
+    FAMILIES["graphs"][0],
+    "A graph removes the device's idle time between kernels and nothing else. One profiled step of the "
+    "configuration reached (batch 12, phase h30) had its kernels busy {busy} of its {wall} wall time (the union "
+    "of kernel spans): {idle} idle, {idle_pct} of the step, below the 0.5% floor a sandwich needs to call a change "
+    "faster. Earlier: at batch 4 the whole-step graph was neutral (-0.16%), at batch 8 out of memory beside the "
+    "eager arm, and CUDA-graphed compiled blocks were neutral at batch 12 (+0.16%).",
+    "Rejected by the bound, without a sandwich: no graph of this step (whole or per block, the optimizer "
+    "included) can gain more than the {idle_pct} of idle time. Revisit only for short steps (small batch per GPU, "
+    "many GPUs).",
+)
 #: Changes that share one decision (their sandwiches cite the family's decision together).
 DECISION_OF: dict[str, str] = {}
 
@@ -358,12 +399,97 @@ def _profile_body(prof: dict, key: str, probe: dict, ph: dict) -> dict:
             "kernel_seconds_by_family": {k: round(v, 5) for k, v in prof["by_family_s"].items()},
             "kernel_share_of_step_percent": {k: round(100 * v / wall, 2) for k, v in prof["by_family_s"].items()},
             "top_kernels": [f"{k['s']:.4f} s, {k['calls']} calls: {k['name'][:120]}" for k in prof["top_kernels"][:12]],
+            **(
+                {
+                    "device_busy_s": round(prof["device_busy_s"], 5),
+                    "idle_s": round(prof["idle_s"], 5),
+                    "idle_share_of_step_percent": round(100 * prof["idle_s"] / wall, 2),
+                    "flash_attn_4_seconds": {k: round(v, 5) for k, v in prof["attention_s"].items()},
+                }
+                if "idle_s" in prof
+                else {}
+            ),
         },
     }
 
 
+def _host_bound_bodies(rows: list[dict], probe: dict, ph: dict) -> list[dict]:
+    """The cross-attention forward at B2 timed three ways (phase h30): back to back, queued behind a GPU
+    spin (device time), back to back with the GIL contended."""
+    out = []
+    b2b = {r["impl"]: r["tflops_median"] for r in rows if r.get("how") == "back to back"}
+    for r in rows:
+        if "tflops" not in r:
+            continue
+        queued = r["how"] == "queued"
+        title = f"{r['impl']} cross-attention fwd B2 S4290x1024: " + (
+            "device time (calls queued behind a GPU spin)" if queued else r["how"]
+        )
+        out.append(
+            {
+                **probe,
+                "title": title,
+                "metric": "attention_fwd_tflops",
+                "unit": "TFLOP/s",
+                "lower_is_better": False,
+                "statistic": "median",
+                "samples": r["tflops"],
+                **summarize(r["tflops"]),
+                "command": f"bash benchmarks/gpu/run_campaign.sh {ph['phase']}",
+                "extra": {
+                    "implementation": r["impl"],
+                    "attention": "cross",
+                    "batch": 2,
+                    "seq_q": 4290,
+                    "seq_k": 1024,
+                    "heads": 32,
+                    "head_dim": 128,
+                    "timing": {
+                        "queued": "CUDA events around each call, the calls queued behind torch.cuda._sleep",
+                        "back to back": "CUDA events around each call, issued back to back (the earlier collector)",
+                    }.get(
+                        r["how"],
+                        "CUDA events around each call, issued back to back while another Python "
+                        "thread spins holding the GIL",
+                    ),
+                    "host_us_per_call": round(r["host_s_per_call"] * 1e6, 1),
+                    "kernel_us_median": round(statistics.median(r["seconds"]) * 1e6, 1),
+                    "back_to_back_tflops_median": round(b2b.get(r["impl"], 0.0), 1),
+                    "convention": "flash-attn: fwd 4*B*Sq*Sk*H*D; bwd 2.5x fwd",
+                },
+            }
+        )
+    return out
+
+
+AUDIT_TITLES = {
+    "fa4": "reference DiT stack, flash-attn 4 through ledger::fa4_fwd/fa4_bwd: exact FLOP audit",
+    "sdpa": "reference DiT stack, SDPA cuDNN: exact FLOP audit",
+    "mixed": "reference DiT stack, flash-attn 4 self-attention and SDPA cuDNN cross-attention: exact FLOP audit",
+    "sdpa-fused": "reference DiT stack, SDPA cuDNN, q/k/v and cross k/v projections as one GEMM each on the bf16 "
+    "weight copies: exact FLOP audit",
+    "fa4-fused": "reference DiT stack, flash-attn 4, q/k/v and cross k/v projections as one GEMM each on the bf16 "
+    "weight copies: exact FLOP audit",
+}
+
+
+def _load_of(arm: dict) -> dict | None:
+    """GPU 0's NVML series over one timed arm (campaign.py from phase h30): samples, median clock and power."""
+    load = arm.get("load") or {}
+    gpus = load.get("gpus") or []
+    if not gpus:
+        return None
+    g = gpus[0]
+    return {
+        "samples": g.get("samples"),
+        "sm_clock_median_mhz": g.get("sm_clock_median_mhz"),
+        "power_median_w": g.get("power_median_w"),
+        "degraded_samples": g.get("degraded_samples"),
+    }
+
+
 def sort_phases(phases: list[dict]) -> list[dict]:
-    order = {"base": 0, "fa4": 1, "h27": 2, "h28": 3, "h29": 4}
+    order = {"base": 0, "fa4": 1, "h27": 2, "h28": 3, "h29": 4, "h30": 5}
     phases.sort(
         key=lambda d: (order[d["phase"]], len(d.get("log", [])) and d["log"][0], d.get("device_seconds_driver"))
     )
@@ -382,6 +508,15 @@ def main() -> int:
     )
     ap.add_argument("--files", nargs="*", help="campaign JSON files in the order they ran (default: all in FOLDER)")
     ap.add_argument("--note", default=None)
+    ap.add_argument(
+        "--verify",
+        type=Path,
+        default=None,
+        help="verify-collectors.json of benchmarks/gpu/verify_collectors.py (its own allocation): its environment, "
+        "ceiling and attention records, the attention ones cited by the cross-attention decision",
+    )
+    ap.add_argument("--verify-sha", default=None, help="commit verify_collectors.py ran from")
+    ap.add_argument("--verify-allocation", default=None, help="allocation id of the verify call")
     args = ap.parse_args()
     book = Ledger.open(args.ledger)
     shas = list(args.source_sha)
@@ -415,8 +550,16 @@ def main() -> int:
         contract = put("contract", [{**CONTRACT, "supersedes": [live[-1].id]}], "<corrected campaign contract>")[0]
     else:
         contract = live[-1]
-    audits: dict[str, str] = {}
+    # An arm whose attention this call did not audit cites the contract's latest audit of it: the
+    # FLOP count depends on the model and the attention kernel's op, not on the allocation.
+    audits: dict[str, str] = {
+        key: r.id
+        for r in sorted(book.records("flop-audit"), key=lambda r: r.id)
+        for key, title in AUDIT_TITLES.items()
+        if r.contract == contract.id and r.title == title
+    }
     by_change: dict[str, list[str]] = {}
+    bound: dict[str, str] = {}  # the profile's idle time, for the graphs decision's text
     finals: list[str] = []
     for n, ph in enumerate(phases, 1):
         origin = f"campaign-{ph['phase']} (call {n})"
@@ -441,16 +584,7 @@ def main() -> int:
         for attn, audit in ph["audits"].items():
             if "record" not in audit:
                 continue
-            title = {
-                "fa4": "reference DiT stack, flash-attn 4 through ledger::fa4_fwd/fa4_bwd: exact FLOP audit",
-                "sdpa": "reference DiT stack, SDPA cuDNN: exact FLOP audit",
-                "mixed": "reference DiT stack, flash-attn 4 self-attention and SDPA cuDNN cross-attention: exact "
-                "FLOP audit",
-                "sdpa-fused": "reference DiT stack, SDPA cuDNN, q/k/v and cross k/v projections as one GEMM each on "
-                "the bf16 weight copies: exact FLOP audit",
-                "fa4-fused": "reference DiT stack, flash-attn 4, q/k/v and cross k/v projections as one GEMM each on "
-                "the bf16 weight copies: exact FLOP audit",
-            }[attn]
+            title = AUDIT_TITLES[attn]
             rec = put(
                 "flop-audit",
                 [{**audit["record"], "contract": contract.id, "allocation": alloc, "title": title}],
@@ -461,9 +595,24 @@ def main() -> int:
         timing = [r for r in ph.get("attention_timing", []) if "queued_tflops" in r]
         if timing:
             put("measurement", [_timing_body(r, probe) for r in timing], origin)
+        rows = [r for r in ph.get("host_bound", []) if "tflops" in r]
+        if rows:
+            by_change.setdefault("cross-attention", []).extend(
+                r.id for r in put("measurement", _host_bound_bodies(rows, probe, ph), origin)
+            )
         for key in ("profile_start", "profile_end"):
-            if ph.get(key):
-                put("measurement", [_profile_body(ph[key], key, probe, ph)], origin)
+            if ph.get(key) and "wall_s" in ph[key]:
+                prof_rec = put("measurement", [_profile_body(ph[key], key, probe, ph)], origin)[0]
+                if ph["phase"] == "h30" and key == "profile_start":
+                    # The whole-step graph is decided by this profile's idle time (see FAMILIES["graphs"]).
+                    by_change.setdefault("graphs", []).append(prof_rec.id)
+                    prof = ph[key]
+                    bound.update(
+                        busy=f"{prof['device_busy_s']:.4f} s",
+                        wall=f"{prof['wall_s']:.4f} s",
+                        idle=f"{prof['idle_s'] * 1000:.1f} ms",
+                        idle_pct=f"{100 * prof['idle_s'] / prof['wall_s']:.2f}%",
+                    )
         flop_per_sample = next(iter(ph["audits"].values()))["record"]["flop_per_sample"]
         ceiling_tflops = ph["ceiling"]["matmul_tflops"]
         common = {
@@ -563,9 +712,11 @@ def main() -> int:
                 title = f"sandwich {name}, arm {arm_name}: " + (
                     s["candidate_label"] if label == "candidate" else s["a_label"]
                 )
-                arms[label] = arm_body(
-                    cfg, arm_name, samples, per_round, mem, title, {"change": name, "rounds": len(s["rounds"])}, when
-                )
+                loads = [_load_of(r[key]) for r in s["rounds"]]
+                extra = {"change": name, "rounds": len(s["rounds"])}
+                if any(loads):
+                    extra["load_per_round"] = loads
+                arms[label] = arm_body(cfg, arm_name, samples, per_round, mem, title, extra, when)
             ms = put("measurement", [arms["a"], arms["candidate"], arms["b"]], origin)
             ps = s["per_sample"]
             res = compute(ps["a"], ps["candidate"], ps["b"])
@@ -604,7 +755,7 @@ def main() -> int:
                 [f["median"]],
                 [f.get("peak_allocated_bytes")],
                 f"configuration reached: {f['label']} ({len(f['samples'])} steps)",
-                {"final": True},
+                {"final": True, **({"load": _load_of(f)} if _load_of(f) else {})},
                 f.get("started_at"),
             )
             rec = put("measurement", [body], origin)[0]
@@ -623,6 +774,38 @@ def main() -> int:
             if reached_by:
                 by_change.setdefault(reached_by, []).append(rec.id)
 
+    if args.verify is not None:
+        v = json.loads(args.verify.read_text(encoding="utf-8"))
+        phase_stamping = stamping  # the decisions below are stamped with the last phase's commit
+        stamping = Stamping(source=Source(sha=args.verify_sha or shas[-1]))
+        alloc = {
+            "id": args.verify_allocation or "verify-collectors",
+            "scheduler": "local",
+            "topology": "1x H200",
+            "hosts": ["vm"],
+        }
+        origin = "verify-collectors"
+        env = put("environment", [{**v["environment_load"], "allocation": alloc}], origin)[0]
+        ceiling = put("ceiling", [{**v["ceiling"], "allocation": alloc, "environment": env.id}], origin)[0]
+        recs = put(
+            "measurement",
+            [
+                {
+                    **m,
+                    "allocation": alloc,
+                    "environment": env.id,
+                    "ceiling": ceiling.id,
+                    "title": f"{m['title']}, run {m['extra']['run']} of {v['runs']} (queued behind a GPU spin)",
+                    "command": "python3 benchmarks/gpu/verify_collectors.py --out $OUT --runs 3",
+                }
+                for m in v["attention"]
+                if m.get("samples")
+            ],
+            origin,
+        )
+        by_change.setdefault("cross-attention", []).extend(r.id for r in recs if "4290x1024" in (r.title or ""))
+        stamping = phase_stamping
+
     # Decisions, one per family, from the sandwiches' verdicts.
     decisions = []
     merged: dict[str, list[str]] = {}
@@ -631,6 +814,8 @@ def main() -> int:
     superseded = {ref for d in book.records("decision") for ref in d.supersedes}
     for name, ids in merged.items():
         family, mechanism, where = FAMILIES[name]
+        if name == "graphs" and bound:
+            mechanism, where = mechanism.format(**bound), where.format(**bound)
         names = {name} | {k for k, v in DECISION_OF.items() if v == name}
         mine = [s for ph in phases for s in ph["sandwiches"] if s["change"] in names]
         verdicts = [s.get("verdict") for s in mine]
@@ -645,6 +830,11 @@ def main() -> int:
         qualifier = "; ".join(
             ([earlier.qualifier] if earlier is not None and earlier.qualifier else [])
             + [_outcome(s, with_attention=earlier is not None) for s in mine]
+            + (
+                [f"bounded at batch 12 by one profiled step's idle time ({bound['idle_pct']})"]
+                if name == "graphs" and bound
+                else []
+            )
         )
         if earlier is not None:
             ids = [*earlier.evidence, *(i for i in ids if i not in earlier.evidence)]

@@ -462,11 +462,14 @@ def _title(gpus: list[dict[str, Any]], no_gpu: str | None, under_load: bool) -> 
 
 
 def sample_under_load(seconds: float = 3.0, device: int = 0, size: int = 8192) -> dict[str, Any]:
-    """Queue about `seconds` of bf16 matrix products on the GPU and sample NVML while they run.
+    """Keep the GPU busy with bf16 matrix products for `seconds` and sample NVML while they run.
 
-    A :class:`LoadSampler` reads every 0.25 s from a quarter of the way in to the end, so
-    SM clocks and power are judged under load, from the series. Without a CUDA device this
-    is :func:`collect_environment` at idle.
+    The products are issued eight at a time, each batch waited for, until `seconds` have
+    passed, so the GPU is busy to the end (a queue sized from one timed product ran dry
+    early: four of six readings came back idle). A :class:`LoadSampler` reads every 0.25 s
+    from a quarter of the way in (past the clocks' ramp) to the end, so SM clocks and power
+    are judged under load, from the series. Without a CUDA device this is
+    :func:`collect_environment` at idle.
     """
 
     import torch
@@ -476,17 +479,16 @@ def sample_under_load(seconds: float = 3.0, device: int = 0, size: int = 8192) -
     dev = torch.device("cuda", device)
     a = torch.randn(size, size, device=dev, dtype=torch.bfloat16)
     b = torch.randn(size, size, device=dev, dtype=torch.bfloat16)
-    torch.matmul(a, b)
+    out = torch.empty(size, size, device=dev, dtype=torch.bfloat16)
+    torch.matmul(a, b, out=out)
     torch.cuda.synchronize(dev)
+    sampler: LoadSampler | None = None
     start = time.perf_counter()
-    torch.matmul(a, b)
-    torch.cuda.synchronize(dev)
-    one = max(time.perf_counter() - start, 1e-4)
-    for _ in range(max(1, int(seconds / one))):
-        torch.matmul(a, b)
-    time.sleep(seconds / 4)  # past the clocks' ramp
-    sampler = LoadSampler().start()
-    time.sleep(seconds / 2)
-    samples = sampler.stop()
-    torch.cuda.synchronize(dev)
+    while (elapsed := time.perf_counter() - start) < seconds:
+        for _ in range(8):
+            torch.matmul(a, b, out=out)
+        torch.cuda.synchronize(dev)  # the host stays within eight products of the device
+        if sampler is None and elapsed >= seconds / 4:
+            sampler = LoadSampler().start()
+    samples = sampler.stop() if sampler else []
     return collect_environment(under_load=True, series=samples)
