@@ -57,3 +57,38 @@ def test_a_damaged_cache_file_is_ignored(tmp_path) -> None:
     file.write_bytes(b"\x00not marshal")
     assert BuildCache.open(file, "settings").get(key("page.md", "text")) is None
     assert key("ab", "c") != key("a", "bc")
+
+
+def test_the_cache_keeps_what_a_saved_build_used_and_nothing_unsaved(tmp_path) -> None:
+    from ledger.site.build_cache import BuildCache, key
+
+    file = tmp_path / "site.mkdocs-cache"
+    first = BuildCache.open(file, "settings")
+    first.put(key("a.md"), ("<p>a</p>",))
+    first.put(key("b.md"), ("<p>b</p>",))
+    first.save()
+    # A build that used only a.md and made c.md: b.md is dropped, c.md kept.
+    second = BuildCache.open(file, "settings")
+    assert second.get(key("a.md")) == ("<p>a</p>",)
+    second.put(key("c.md"), ("<p>c</p>",))
+    second.save()
+    third = BuildCache.open(file, "settings")
+    assert third.get(key("b.md")) is None
+    assert third.get(key("c.md")) == ("<p>c</p>",)
+    # An interrupted build (never saved) leaves the cache as the last saved build left it.
+    third.put(key("d.md"), ("<p>d</p>",))
+    third.close()
+    fourth = BuildCache.open(file, "settings")
+    assert fourth.get(key("d.md")) is None
+    assert fourth.get(key("a.md")) == ("<p>a</p>",)
+    assert (fourth.hits, fourth.misses) == (1, 1)
+    fourth.close()
+    # A symlink in the cache's place is never followed: nothing is read or written through it.
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"")
+    link = tmp_path / "linked.mkdocs-cache"
+    link.symlink_to(target)
+    linked = BuildCache.open(link, "settings")
+    linked.put(key("a.md"), ("<p>a</p>",))
+    linked.save()
+    assert target.read_bytes() == b"" and BuildCache.open(link, "settings").get(key("a.md")) is None

@@ -429,6 +429,7 @@ class _Rules:
         return [p for problems in self.found for p in problems or ()]
 
     def close(self) -> None:
+        self.cache.close()
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
 

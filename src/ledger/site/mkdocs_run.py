@@ -322,6 +322,8 @@ def build(
             raise InputError(
                 "mkdocs build failed", [Problem(str(mkdocs_yml), "", str(exc), "see the messages above")]
             ) from None
+        finally:
+            cache.close()  # unsaved (a failed build): rolled back, the previous cache stays
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
