@@ -270,9 +270,19 @@ def kernels_section(c: Campaign) -> list[str]:
         for m in profiles:
             e = m.extra or {}
             shares = ", ".join(f"{k} {v:.1f}%" for k, v in e.get("kernel_share_of_step_percent", {}).items())
+            idle = ""
+            if "idle_s" in e:
+                fa4 = e.get("flash_attn_4_seconds", {})
+                idle = (
+                    f" Device busy {e['device_busy_s']:.4f} s (union of kernel spans), idle {e['idle_s'] * 1000:.1f} ms "
+                    f"({e['idle_share_of_step_percent']:.2f}% of the step)"
+                    + ("; flash-attn 4 " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in fa4.items()) if fa4 else "")
+                    + "."
+                )
             out.append(
                 f"- {_label(m)} ({e.get('when', '')}, {_ref(m)}): step {e.get('profiled_step_wall_s', 0):.4f} s; "
                 f"optimizer alone {m.median * 1000:.1f} ms ({e.get('optimizer_share_of_step_percent', 0):.2f}%); {shares}."
+                + idle
             )
     autotune = [m for m in c.did_not_run() if (m.extra or {}).get("autotune")]
     for m in autotune:
@@ -305,7 +315,29 @@ def health_section(c: Campaign) -> list[str]:
         f"{', '.join(drivers)}, torch {', '.join(torches)}. Measured ceilings beside the runs: "
         f"{min(tf):.0f} to {max(tf):.0f} TFLOP/s bf16 matmul (8192^3, median; "
         f"{statistics.median(tf):.0f} the median of {len(tf)}), {min(copy):.2f} to {max(copy):.2f} TB/s copy.",
+        *series_lines(loaded),
     ]
+
+
+def series_lines(loaded: list[Environment]) -> list[str]:
+    """Environments judged from a series of readings through the timed steps (from phase h30 on)."""
+    rows = [(e, g) for e in loaded if e.load_series for g in e.load_series.gpus]
+    if not rows:
+        return []
+    out = [
+        "",
+        "Judged from NVML readings taken through the timed steps (per GPU, the median of its busy readings):",
+        "",
+        "| Environment | Verdict | Readings | SM clock median (range) | Power median (range) | Degraded on their own |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for e, g in rows:
+        out.append(
+            f"| {_ref(e)} | {e.health.verdict} | {g.busy_samples} of {g.samples} busy | "
+            f"{g.sm_clock_median_mhz or 0:,.0f} MHz ({g.sm_clock_min_mhz or 0:,.0f}-{g.sm_clock_max_mhz or 0:,.0f}) | "
+            f"{g.power_median_w or 0:.0f} W ({g.power_min_w or 0:.0f}-{g.power_max_w or 0:.0f}) | {g.degraded_samples} |"
+        )
+    return out
 
 
 def decisions_section(c: Campaign) -> list[str]:
@@ -348,7 +380,7 @@ One device call carries at most 64 MiB with the repository's tree, so flash-attn
 warm machine: carry `.whl/call-1` and run `WHEELS=.whl/call-1 bash benchmarks/gpu/run_campaign.sh stash`,
 then at once carry `.whl/call-2` and run the phase, e.g.
 `WHEELS=.whl/call-2 bash benchmarks/gpu/run_campaign.sh h29 --deadline-s 500`. The phases (`base`, `fa4`,
-`h27`, `h28`, `h29`) are listed in `benchmarks/gpu/run_campaign.sh`; each writes `campaign-PHASE.json` and
+`h27`, `h28`, `h29`, `h30`) are listed in `benchmarks/gpu/run_campaign.sh`; each writes `campaign-PHASE.json` and
 its stdout under `$OUT`. Then, here:
 
 ```bash
