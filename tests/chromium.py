@@ -10,9 +10,10 @@ off the host.
 after a site build wastes the build).
 
 The XSS walks (tests/site/test_browser.py, tests/security/test_site_xss.py) share their
-setup here: `planted_site` builds the site tests' campaign with a corpus in every free-text
-field once per run, `serving` serves a built site on 127.0.0.1, and `Watch` collects what a
-page must never do (console errors, dialogs, failed loads, requests off the host).
+setup here: `xss_site` is the site tests' campaign with corpora (`PLANTED`) in every
+free-text field, built once per run (`planted_site`); `serving` serves a built site on
+127.0.0.1, and `Watch` collects what a page must never do (console errors, dialogs, failed
+loads, requests off the host).
 """
 
 from __future__ import annotations
@@ -132,6 +133,83 @@ def planted_site(tmp_path_factory, name: str, corpus: str, refused: Callable[[An
         assert "open " in result.stdout
 
     return shared_build(tmp_path_factory, name, make) / "campaign" / "site"
+
+
+#: Host the corpora try to fetch from.
+EVIL = "zz.test"
+#: Script and markup that must never act: the first corpus (tests/site/test_browser.py).
+XSS = (
+    '</title><script>alert("t")</script> <img src=x onerror=alert("i")> [x](javascript:alert("l")) '
+    '{: onclick="alert(\'a\')"} `` </code><script>alert("c")</script> "><svg onload=alert("s")> '
+    '&lt;script&gt;alert("e")&lt;/script&gt; | <a href="javascript:alert(\'h\')">h</a>'
+)
+#: The second corpus (tests/security/test_site_xss.py), aimed at what the first does not
+#: cover: each payload tries to fetch from EVIL or run script by another route.
+FETCH_MARKDOWN = " ".join(
+    [
+        f"![p](https://{EVIL}/m.png)",
+        f"![r][r]\n\n[r]: https://{EVIL}/r.png",
+        f"<https://{EVIL}/a>",
+        f'{{: style="background:url(https://{EVIL}/t.png)" }}',
+        f'<img src="https://{EVIL}/i.png">',
+    ]
+)
+FETCH_HTML = " ".join(
+    [
+        f'<link rel="stylesheet" href="https://{EVIL}/x.css">',
+        f'<iframe src="https://{EVIL}/f"></iframe>',
+        f'<meta http-equiv="refresh" content="0;url=https://{EVIL}/">',
+        f'<base href="https://{EVIL}/">',
+        f'<object data="https://{EVIL}/o"></object>',
+        f"<style>@import url(https://{EVIL}/s.css);body{{background:url(//{EVIL}/b.png)}}</style>",
+    ]
+)
+SCRIPT = " ".join(
+    [
+        "<svg><script>window.__pwned=1</script></svg>",
+        '<a href="&#106;avascript:window.__pwned=2">entity</a>',
+        "<a href=' javascript:window.__pwned=3'>space</a>",
+        '<details open ontoggle="window.__pwned=4">',
+        '<body onload="window.__pwned=5">',
+        "{{ 7*7 }} {% if true %}jinja{% endif %} {# c #}",
+        "${7*7} <%= 7*7 %>",
+        "\u202e\u0000control",
+    ]
+)
+#: The corpora planted together in one site build each. A record title holds at most 500
+#: characters, so not every corpus fits in one text: the first corpus goes with the short
+#: FETCH_MARKDOWN (each its own paragraph where a field is rendered as Markdown, so one
+#: corpus' open code span or link cannot swallow the other's). A payload that acts is found
+#: whichever corpus it came with. Three builds (and one refused first try) serve every XSS
+#: test, where a build per corpus cost five.
+PLANTED = {
+    "xss-fetch-markdown": XSS + "\n\n" + FETCH_MARKDOWN,
+    "fetch-html": FETCH_HTML,
+    "script": SCRIPT,
+}
+
+
+def _refuses_the_remote_image(campaign, result) -> None:
+    """A spec page's body is Markdown its author wrote, rendered as Markdown: an image from
+    another host there is refused by the strict build's link check, by name. That corpus is
+    taken out of that body (the others stay), and the build runs again."""
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "specs/decode-speed.html" in result.stderr and "from another host" in result.stderr
+    spec = campaign.ledger.specs_dir / "decode-speed.md"
+    front, body = spec.read_text(encoding="utf-8").split("\n---\n", 1)
+    assert FETCH_MARKDOWN in body
+    spec.write_text(front + "\n---\n" + body.replace(FETCH_MARKDOWN, ""), encoding="utf-8")
+
+
+def xss_site(tmp_path_factory, group: str = "xss-fetch-markdown") -> Path:
+    """The site tests' campaign with the corpora of `group` (PLANTED) in every free-text
+    field, built once per run through the real `ledger site build --strict` (`planted_site`),
+    refused first for the remote image in a spec body when FETCH_MARKDOWN is planted. Read
+    only; a positive control page may be added under `xss-control/`
+    (tests/security/test_site_xss.py), which no other test reads."""
+    text = PLANTED[group]
+    refused = _refuses_the_remote_image if FETCH_MARKDOWN in text else None
+    return planted_site(tmp_path_factory, f"xss-{group}", text, refused)
 
 
 @contextmanager

@@ -1,6 +1,7 @@
-"""The site under hostile text: a second XSS corpus, aimed at what tests/site/test_browser.py
-does not cover (payloads that make the browser fetch from elsewhere, template injection,
-entity and scheme tricks), planted in every free-text field of the site tests' campaign
+"""The site under hostile text: a second XSS corpus (tests/chromium.py: FETCH_MARKDOWN,
+FETCH_HTML, SCRIPT), aimed at what tests/site/test_browser.py's does not cover (payloads that
+make the browser fetch from elsewhere, template injection, entity and scheme tricks),
+planted with the first in every free-text field of the site tests' campaign
 (tests/site/conftest.build_campaign). Every page of the built site is opened in Chromium:
 no script runs, no dialog opens, and no request leaves 127.0.0.1.
 """
@@ -12,64 +13,18 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from chromium import Watch, each, needs_chromium, planted_site, serving
+from chromium import EVIL, PLANTED, Watch, each, needs_chromium, serving, xss_site
 from chromium import run as in_browser
-
-EVIL = "zz.test"
-#: Each payload tries to fetch from EVIL or run script by a route the first corpus does not take.
-FETCH_MARKDOWN = " ".join(
-    [
-        f"![p](https://{EVIL}/m.png)",
-        f"![r][r]\n\n[r]: https://{EVIL}/r.png",
-        f"<https://{EVIL}/a>",
-        f'{{: style="background:url(https://{EVIL}/t.png)" }}',
-        f'<img src="https://{EVIL}/i.png">',
-    ]
-)
-FETCH_HTML = " ".join(
-    [
-        f'<link rel="stylesheet" href="https://{EVIL}/x.css">',
-        f'<iframe src="https://{EVIL}/f"></iframe>',
-        f'<meta http-equiv="refresh" content="0;url=https://{EVIL}/">',
-        f'<base href="https://{EVIL}/">',
-        f'<object data="https://{EVIL}/o"></object>',
-        f"<style>@import url(https://{EVIL}/s.css);body{{background:url(//{EVIL}/b.png)}}</style>",
-    ]
-)
-SCRIPT = " ".join(
-    [
-        "<svg><script>window.__pwned=1</script></svg>",
-        '<a href="&#106;avascript:window.__pwned=2">entity</a>',
-        "<a href=' javascript:window.__pwned=3'>space</a>",
-        '<details open ontoggle="window.__pwned=4">',
-        '<body onload="window.__pwned=5">',
-        "{{ 7*7 }} {% if true %}jinja{% endif %} {# c #}",
-        "${7*7} <%= 7*7 %>",
-        "\u202e\u0000control",
-    ]
-)
-CORPORA = {"fetch-markdown": FETCH_MARKDOWN, "fetch-html": FETCH_HTML, "script": SCRIPT}
 
 pytestmark = pytest.mark.slow
 
 
-def _refuses_the_remote_image(campaign, result) -> None:
-    """A spec page's body is Markdown its author wrote, rendered as Markdown: an image from
-    another host there is refused by the strict build's link check, by name. The corpus is
-    taken out of that body, and the build runs again."""
-    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "specs/decode-speed.html" in result.stderr and "from another host" in result.stderr
-    spec = campaign.ledger.specs_dir / "decode-speed.md"
-    front, body = spec.read_text(encoding="utf-8").split("\n---\n", 1)
-    spec.write_text(front + "\n---\n" + body.replace(FETCH_MARKDOWN, ""), encoding="utf-8")
-
-
-@pytest.fixture(scope="module", params=sorted(CORPORA))
+@pytest.fixture(scope="module", params=sorted(PLANTED))
 def built(request, tmp_path_factory) -> Path:
-    """The site of the campaign with one corpus planted, built once per run through the real
-    command (tests/chromium.py: planted_site). Read only."""
-    refused = _refuses_the_remote_image if request.param == "fetch-markdown" else None
-    return planted_site(tmp_path_factory, f"xss-{request.param}", CORPORA[request.param], refused)
+    """The campaign's site with one group of corpora planted (tests/chromium.py: PLANTED;
+    this file's three and tests/site/test_browser.py's), built once per run through the real
+    command. Read only."""
+    return xss_site(tmp_path_factory, request.param)
 
 
 class _Live(HTMLParser):
