@@ -32,6 +32,14 @@ def test_nccl_max_ctas_reads_neutral_and_slower_than_both_controls(repo) -> None
     assert (round(stored["delta_percent"], 6), round(stored["drift_percent"], 6)) == (0.151681, 0.124901)
     shown = cli(repo, "show", sid).stdout
     assert "drift 0.12% (0.12% against A)" in shown  # spreads at two figures (docs/guide/sandwich.md)
+    # The report's own figure, stated with --drift-vs-a, is kept as typed and checked against the arms.
+    stated = cli(repo, "sandwich", "--records", a, x, b, "--drift-vs-a", "0.124980", "--format", "json")
+    assert stated.returncode == 0, stated.stderr
+    assert "drift 0.12% (0.12498% against A)" in cli(repo, "show", json.loads(stated.stdout)["sandwich"]).stdout
+    wrong = cli(repo, "sandwich", "--records", a, x, b, "--drift-vs-a", "0.13")
+    assert (
+        wrong.returncode == 2 and "drift_vs_a_percent = 0.13% but 100 x |A - B| / A gives 0.124979433%" in wrong.stderr
+    )
     assert "neutral +0.1516807%, slower than both controls, within the floor" in shown
     built = cli(repo, "site", "build")
     assert built.returncode == 0, built.stderr

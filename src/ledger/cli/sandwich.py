@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from types import SimpleNamespace
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -67,6 +68,14 @@ from .writing import open_for_writing
     help="The candidate is the measured source moved to a newer commit: a neutral verdict carries the "
     "stopping point forward to it (see docs/guide/guidance.md).",
 )
+@click.option(
+    "--drift-vs-a",
+    type=float,
+    default=None,
+    metavar="PERCENT",
+    help="The control drift against A, |A - B| / A, as the report states it (0.124980): kept as typed, "
+    "checked against the arms.",
+)
 @click.option("--dry-run", is_flag=True, default=False, help="Run and print the verdict; write nothing.")
 @stamping_options
 @FORMAT_OPTION
@@ -92,6 +101,7 @@ def command(
     tracker_runs,
     observed_at,
     regate,
+    drift_vs_a,
     dry_run,
     source_path,
     source_sha,
@@ -111,6 +121,8 @@ def command(
     ledger = open_for_writing(ctx)
     stamping = build_stamping(source_path, source_sha, allocation, topology)
     fields = _fields(family, mechanism, tags, link_urls, tracker_runs, observed_at, regate)
+    if drift_vs_a is not None:
+        fields["drift_vs_a_percent"] = drift_vs_a
     if record_ids:
         if a_cmd or candidate_cmd or b_cmd:
             raise click.UsageError("give either --records A X B or commands (--a, --candidate), not both")
@@ -127,7 +139,8 @@ def command(
     else:
         if fields:
             raise click.UsageError(
-                "--family, --mechanism, --tag, --link-url, --tracker-run, --observed-at and --regate go with "
+                "--family, --mechanism, --tag, --link-url, --tracker-run, --observed-at, --regate and --drift-vs-a "
+                "go with "
                 "--records A X B (a sandwich of recorded arms)"
             )
         if not a_cmd or not candidate_cmd:
@@ -178,7 +191,15 @@ def command(
         print_json({"sandwich": sandwich_id, "arms": ids, **r.as_dict(), "reason": r.reason(), "written": not dry_run})
         return 0
 
-    unit = outcome.sandwich.unit if outcome.sandwich is not None else ""
+    _print_result(outcome, ids, sandwich_id, dry_run, fields.get("drift_vs_a_percent"))
+    return 0
+
+
+def _print_result(outcome: Any, ids: dict, sandwich_id: str | None, dry_run: bool, drift_vs_a: float | None) -> None:
+    """The arms, figures and verdict as every page prints them (analysis.figures.sandwich_figures)."""
+    r = outcome.result
+    candidate = outcome.measurements.get("candidate")
+    unit = outcome.sandwich.unit if outcome.sandwich is not None else getattr(candidate, "unit", "")
     # The figures as every page prints them: arms with the digits that let a reader
     # recompute the delta from them (analysis.figures.sandwich_figures).
     spreads = {getattr(m, "id", None): measurement_uncertainty(m) for m in outcome.measurements.values()}
@@ -189,6 +210,7 @@ def command(
             control_a=ids.get("a"),
             candidate=ids.get("candidate"),
             control_b=ids.get("b"),
+            drift_vs_a_percent=drift_vs_a,
         ),
         spreads.get,
     )
@@ -212,7 +234,6 @@ def command(
         out.print(f"sandwich {sandwich_id}")
     elif dry_run:
         out.print("dry run: nothing written")
-    return 0
 
 
 def _extra(key: str, value: float) -> str:
