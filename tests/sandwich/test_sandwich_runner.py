@@ -65,6 +65,18 @@ def test_sandwich_of_two_real_commands(repo: Path, bench: str) -> None:
     assert sandwich["extra_deltas"]["mfu_points"] > 0
 
 
+def test_memory_and_throughput_deltas_come_from_the_arms_lines(repo: Path, bench: str) -> None:
+    """A harness that prints its peak memory and throughput gets their deltas too (issue 28)."""
+    a = f'EXTRA=\'{{"peak_allocated_bytes": 1048576, "throughput": 11.5}}\' {bench}'
+    x = f'EXTRA=\'{{"peak_allocated_bytes": 3145728, "throughput": 11.75}}\' FAST=1 {bench}'
+    result = cli(repo, "sandwich", "--a", a, "--candidate", x, "--rounds", "2")
+    assert result.returncode == 0, result.stderr
+    assert "peak_allocated_bytes +2 MiB (+2,097,152 B)" in result.stdout and "throughput +0.25" in result.stdout
+    [sandwich] = records(repo, "sandwich")
+    assert sandwich["extra_deltas"]["peak_allocated_bytes"] == 2 * 2**20
+    assert sandwich["extra_deltas"]["throughput"] == 0.25
+
+
 def test_neutral_text_output_and_wall_time_commands(repo: Path) -> None:
     cmd = f"{sys.executable} -c pass"
     result = cli(repo, "sandwich", "--a", cmd, "--candidate", cmd, "--rounds", "2", "--floor", "1000")

@@ -38,6 +38,13 @@ from ..store.stamps import detect_allocation
 from ..units import convert, same_quantity
 
 ARMS = ("a", "candidate", "b")
+#: LEDGER-line fields whose sandwich delta is recorded in `extra_deltas`, and its key there.
+LINE_DELTAS = (
+    ("mfu_percent", "mfu_points"),
+    ("throughput", "throughput"),
+    ("peak_allocated_bytes", "peak_allocated_bytes"),
+    ("peak_reserved_bytes", "peak_reserved_bytes"),
+)
 ARM_NAMES = {"a": "A", "candidate": "candidate", "b": "B"}
 
 
@@ -331,6 +338,7 @@ def run_sandwich(
     values = {label: [r.value for r in runs if r.arm == label] for label in ARMS}
     medians = {label: statistics.median(v) for label, v in values.items()}
     extra_deltas: dict[str, float] = {}
+    # Each arm's per-round MFU, which its measurement records (beside the deltas below).
     mfus = {
         label: [
             r.data["mfu_percent"]
@@ -339,9 +347,23 @@ def run_sandwich(
         ]
         for label in ARMS
     }
-    if all(len(mfus[label]) == rounds for label in ARMS):
-        mfu = {label: statistics.median(v) for label, v in mfus.items()}
-        extra_deltas["mfu_points"] = mfu["candidate"] - (mfu["a"] + mfu["b"]) / 2
+    # Each figure every arm's LEDGER line reports in every round: its median per arm, and the
+    # candidate against the A, B midpoint (as `ledger sandwich --records` derives them).
+    for field_name, key in LINE_DELTAS:
+        per_arm = {
+            label: [
+                r.data[field_name]
+                for r in runs
+                if r.arm == label
+                and r.data
+                and isinstance(r.data.get(field_name), (int, float))
+                and not isinstance(r.data.get(field_name), bool)
+            ]
+            for label in ARMS
+        }
+        if all(len(per_arm[label]) == rounds for label in ARMS):
+            med = {label: statistics.median(v) for label, v in per_arm.items()}
+            extra_deltas[key] = med["candidate"] - (med["a"] + med["b"]) / 2
     result = compute(
         medians["a"],
         medians["candidate"],
