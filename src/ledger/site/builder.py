@@ -88,6 +88,8 @@ class SiteResult:
     rules_cached: int = 0
     #: MkDocs steps (a page's HTML, its search entries) answered from the cache (mkdocs_cache).
     mkdocs_cached: int = 0
+    #: Chart drawings (SVG) a previous build drew from the same inputs (`charts.render`).
+    charts_cached: int = 0
     #: Wall time of the whole build, start to finish.
     total_s: float = 0.0
     warnings: list[Problem] = field(default_factory=list)
@@ -109,6 +111,7 @@ class SiteResult:
             "rules_wait_s": round(self.rules_wait_s, 3),
             "rules_cached": self.rules_cached,
             "mkdocs_cached": self.mkdocs_cached,
+            "charts_cached": self.charts_cached,
             "total_s": round(self.total_s, 3),
             "warnings": [p.as_dict() for p in self.warnings],
         }
@@ -161,8 +164,10 @@ def render_pages(
     write_bytes: Callable[[str, bytes], None],
     progress: Progress = _noop,
     directory_urls: bool = True,
+    drawings: BuildCache | None = None,
 ):
-    """Every page of the site, as Page objects (charts write their SVGs through write_bytes)."""
+    """Every page of the site, as Page objects (charts write their SVGs through write_bytes;
+    `drawings` remembers them between builds, `charts.render`)."""
 
     templates = ledger.config.site.templates
     env = environment(ledger.root / templates if templates else None)
@@ -178,7 +183,7 @@ def render_pages(
         sandwiches.render(data, env),
         specs.render(data, env, directory_urls),
         hypotheses.render(data, env),
-        charts.render(data, env, write_bytes, all_charts, directory_urls),
+        charts.render(data, env, write_bytes, all_charts, directory_urls, drawings),
         investigation.render(data, env, write_bytes, directory_urls),
         record_pages.render(data, env, file_of),
     ]
@@ -264,9 +269,11 @@ def generate(
     progress: Progress = _noop,
     directory_urls: bool = True,
     active: dict[str, Active] | None = None,
+    counts: dict[str, int] | None = None,
 ) -> tuple[list[Page], SiteData, Path]:
     """Render the Markdown into docs_dir (default: site.docs_dir of ledger.yaml). Only files
-    ledger wrote there before are replaced or removed (`site.owned`)."""
+    ledger wrote there before are replaced or removed (`site.owned`). `counts`, when given,
+    receives how many chart drawings were remembered (`charts_remembered`)."""
     docs = Path(docs_dir).resolve() if docs_dir else inside(ledger.root, ledger.config.site.docs_dir, "site.docs_dir")
     output_folders(ledger, docs)
     owned = Owned.open(docs, "site.docs_dir")
@@ -277,17 +284,23 @@ def generate(
         written.add(rel)
         owned.write(rel, content)
 
+    # The charts' drawings, remembered beside the build lock as the build's other caches are.
+    drawings = BuildCache.open(_lock_path(docs).with_suffix(".chart-cache"), charts.drawing_settings())
     try:
         for name in ("ledger.css", "iframe-worker-shim.js"):
             write(mkdocs_run.ASSETS + name, _asset(ledger, name))
         pages = []
-        for page in render_pages(ledger, data, write, progress, directory_urls):
+        for page in render_pages(ledger, data, write, progress, directory_urls, drawings):
             write(page.path, page.text.encode("utf-8"))
             pages.append(page)
         # Pages of records that left the cited set (or a renamed template) must not linger.
         owned.remove_stale(written)
+        drawings.save()
     finally:
+        drawings.close()
         owned.save()
+    if counts is not None:
+        counts["charts_remembered"] = drawings.hits
     return pages, data, docs
 
 
@@ -354,11 +367,13 @@ def _build_locked(ledger, mkdocs_yml, settings, active, target, strict, progress
     if mkdocs:
         mkdocs_run.ensure_nav(mkdocs_yml, prefix, settings)
     directory_urls = mkdocs_run.directory_urls(mkdocs_yml, settings)
-    pages, data, docs = generate(ledger, progress=progress, directory_urls=directory_urls, active=active)
+    counts: dict[str, int] = {}
+    pages, data, docs = generate(ledger, progress=progress, directory_urls=directory_urls, active=active, counts=counts)
     rules = _Rules(pages, data, active, docs, os.path.relpath(docs, ledger.root) + "/")
     generation_s = time.perf_counter() - started
     result = SiteResult(docs, None, len(pages), len(data.records), generation_s)
     result.rules_cached = rules.cached
+    result.charts_cached = counts.get("charts_remembered", 0)
     try:
         rules.start(parallel=mkdocs, progress=progress)
         if mkdocs:

@@ -35,11 +35,12 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 from typing import Any
 
 from markupsafe import Markup
+from pydantic import BaseModel
 
 from ..analysis.figures import interquartile, quote_width, sandwich_figures
 from ..analysis.metrics import recompute
@@ -47,6 +48,7 @@ from ..analysis.stopping_point import _gpus_of, cited_by
 from ..schema.kinds import Decision, FlopAudit, Measurement, Sandwich
 from ..units import convert, is_time
 from . import chart_svg
+from .build_cache import BuildCache, key
 from .chart_svg import COLOURS, FG, SVG_RC
 from .context import Page, SiteData, short_id
 
@@ -781,17 +783,70 @@ def figure(slug: str, wide: bytes, narrow: bytes, label: str, directory_urls: bo
     return chart_svg.figure_html(slug, wide, narrow, label, f"{up}{slug}.svg", up)
 
 
+def _inputs(value: Any) -> Any:
+    """Everything a drawing reads of a chart, as plain data whose repr is stable between
+    processes (sets sorted, records by their JSON); TypeError for what it cannot spell out,
+    so an input it does not know is never keyed by a repr that could hide a difference."""
+    if value is None or value.__class__ in (str, int, float, bool):
+        return value
+    if isinstance(value, datetime):
+        return ("datetime", value.isoformat())
+    if is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, tuple((f.name, _inputs(getattr(value, f.name))) for f in fields(value)))
+    if isinstance(value, BaseModel):
+        return (type(value).__name__, value.model_dump_json())
+    if isinstance(value, (list, tuple)):
+        return tuple(_inputs(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return ("set", tuple(sorted(repr(_inputs(v)) for v in value)))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((repr(_inputs(k)), _inputs(v)) for k, v in value.items())))
+    raise TypeError(f"no stable key for {type(value).__name__}")
+
+
+def _drawing(cache: BuildCache | None, chart, narrow: bool, directory_urls: bool) -> bytes:
+    """A chart's SVG; one drawn before from the same inputs (the chart's points, titles and
+    settings, ledger's code, matplotlib's version) is taken from `cache`. Drawing a chart of
+    many thousand points is most of what generating a site costs, and a push changes only
+    the charts of the metrics and contracts it measured."""
+    draw = sandwich_svg if isinstance(chart, SandwichChart) else svg
+    if cache is None:
+        return draw(chart, narrow=narrow, directory_urls=directory_urls)
+    try:
+        digest = key("chart", repr((_inputs(chart), narrow, directory_urls)))
+    except (TypeError, RecursionError):
+        return draw(chart, narrow=narrow, directory_urls=directory_urls)
+    entry = cache.get(digest)
+    if entry is not None and len(entry) == 1 and isinstance(entry[0], bytes):
+        return entry[0]
+    drawn = draw(chart, narrow=narrow, directory_urls=directory_urls)
+    cache.put(digest, (drawn,))
+    return drawn
+
+
+def drawing_settings() -> str:
+    """What every drawing depends on beyond its chart and ledger's code."""
+    from importlib import metadata
+
+    return f"matplotlib {metadata.version('matplotlib')}"
+
+
 def render(
-    data: SiteData, env, write_bytes, charts: list | None = None, directory_urls: bool = False
+    data: SiteData,
+    env,
+    write_bytes,
+    charts: list | None = None,
+    directory_urls: bool = False,
+    cache: BuildCache | None = None,
 ) -> Iterator[Page]:
-    """Chart pages; `write_bytes(path, bytes)` writes each SVG beside its page."""
+    """Chart pages; `write_bytes(path, bytes)` writes each SVG beside its page; drawings are
+    remembered in `cache` (a `BuildCache` opened with `drawing_settings`) when given."""
     charts = collect(data) if charts is None else charts
     template = env.get_template("chart.md.j2")
     for chart in charts:
         page = f"charts/{chart.slug}.md"
-        draw = sandwich_svg if isinstance(chart, SandwichChart) else svg
-        wide = draw(chart, directory_urls=directory_urls)  # type: ignore[arg-type]
-        narrow = draw(chart, narrow=True, directory_urls=directory_urls)  # type: ignore[arg-type]
+        wide = _drawing(cache, chart, False, directory_urls)
+        narrow = _drawing(cache, chart, True, directory_urls)
         write_bytes(f"charts/{chart.svg}", wide)
         write_bytes(f"charts/{chart.thumb}", narrow)
         shown = figure(chart.slug, wide, narrow, f"{chart.title}: {chart.y_label} by {chart.x_label}", directory_urls)
