@@ -37,6 +37,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
+from importlib import metadata
 from typing import Any
 
 from markupsafe import Markup
@@ -826,8 +827,6 @@ def _drawing(cache: BuildCache | None, chart, narrow: bool, directory_urls: bool
 
 def drawing_settings() -> str:
     """What every drawing depends on beyond its chart and ledger's code."""
-    from importlib import metadata
-
     return f"matplotlib {metadata.version('matplotlib')}"
 
 
