@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import git, run_ledger
+from conftest import cli, git, run_ledger
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -573,12 +573,24 @@ def test_malformed_imports_are_refused_naming_file_and_place(ledger_with_refs, t
 # -- the real command, on a sample ------------------------------------------------------------
 
 
+#: Input paths whose first example went through `run_ledger` (a new `ledger` process) in
+#: this process already.
+_in_a_process: set[str] = set()
+
+
 @pytest.mark.slow
 @settings(max_examples=24, **SETTINGS)
 @given(data=st.data())
 def test_the_cli_exits_2_with_no_traceback_and_writes_nothing(ledger_with_refs, tmp_path_factory, data) -> None:
+    """The first example of each input path (add, log, import) runs the installed command as
+    a new process; the others its entry in this process (tests/conftest.py: cli: the same
+    parsing, error printing and exit codes, without a new interpreter per example)."""
     book, refs = ledger_with_refs
     path_kind = data.draw(st.sampled_from(["add", "log", "import"]))
+    run = cli
+    if path_kind not in _in_a_process:
+        _in_a_process.add(path_kind)
+        run = run_ledger
     folder = tmp_path_factory.mktemp("cli", numbered=True)
     if path_kind == "add":
         kind, body, field, way = data.draw(malformed_record(valid_bodies(refs)))
@@ -598,7 +610,7 @@ def test_the_cli_exits_2_with_no_traceback_and_writes_nothing(ledger_with_refs, 
         target = folder / bad
         args = ["import", fmt, *[str(folder / n) for n in files]]
     before = _files(book)
-    result = run_ledger(book.root, *args, env={"LEDGER_DEBUG": ""})
+    result = run(book.root, *args, env={"LEDGER_DEBUG": ""})
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
     assert str(target) in result.stderr, result.stderr
