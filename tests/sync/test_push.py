@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import GIT_ENV, LEDGER_BIN, SCRUBBED, git, run_ledger
+from conftest import GIT_ENV, LEDGER_BIN, SCRUBBED, cli, git, run_ledger
 
 from ledger.checks.hooks import install
 
@@ -26,8 +26,10 @@ def clone(remote: Path, where: Path) -> Path:
 
 
 def notes(repo: Path, *bodies: str) -> list[str]:
+    # In this process (tests/conftest.py: cli): the adds prepare a push; the pushes under
+    # test are the processes.
     lines = "".join(json.dumps({"body": b}) + "\n" for b in bodies)
-    result = run_ledger(repo, "add", "note", "-", input=lines)
+    result = cli(repo, "add", "note", "-", input=lines)
     assert result.returncode == 0, result.stderr
     return result.stdout.split()
 
@@ -51,7 +53,7 @@ def on_main(remote: Path) -> list[str]:
 
 def fresh_check(remote: Path, where: Path) -> None:
     git(remote.parent, "clone", "-q", str(remote), str(where))
-    result = run_ledger(where, "check", "--all")
+    result = cli(where, "check", "--all")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -370,13 +372,13 @@ def test_two_jobs_correcting_one_measurement_fork_it_and_the_fix_lands(pushed: P
     second is refused `correction-fork` naming both and how to supersede both; that record lands."""
     remote = tmp_path / "remote.git"
     seed = clone(remote, tmp_path / "seed")
-    [original] = run_ledger(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
+    [original] = cli(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
     assert push(seed)[0].returncode == 0
     a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
     fixes = {}
     for repo in (a, b):
         body = json.dumps({"body": f"{repo.name}: 1.10 s", "supersedes": [original]})
-        [fixes[repo.name]] = run_ledger(repo, "add", "note", "-", input=body).stdout.split()
+        [fixes[repo.name]] = cli(repo, "add", "note", "-", input=body).stdout.split()
     assert push(a)[0].returncode == 0
     refused, report = push(b)
     assert refused.returncode == 1 and report["outcome"] == "refused", refused.stderr
@@ -387,7 +389,7 @@ def test_two_jobs_correcting_one_measurement_fork_it_and_the_fix_lands(pushed: P
     assert len(re.findall(r"ledger check \(pre-push\).*: refused", refused.stderr)) == 1, refused.stderr
     assert "this clone holds origin/main merged" in report["message"] and report["queue_ref"] is None
     body = json.dumps({"body": "1.05 s stands", "supersedes": both})
-    assert run_ledger(b, "add", "note", "-", input=body).returncode == 0
+    assert cli(b, "add", "note", "-", input=body).returncode == 0
     landed, report = push(b)
     assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
     fresh_check(remote, tmp_path / "fresh")
@@ -400,12 +402,12 @@ def test_a_queued_correction_refused_on_integration_is_fixed_in_its_own_clone(pu
     its queue ref is named and counted, and the push that lands the fix deletes that ref."""
     remote = tmp_path / "remote.git"
     seed = clone(remote, tmp_path / "seed")
-    [original] = run_ledger(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
+    [original] = cli(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
     assert push(seed)[0].returncode == 0
     a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
     for repo in (a, b):
         body = json.dumps({"body": f"{repo.name}: 1.10 s", "supersedes": [original]})
-        assert run_ledger(repo, "add", "note", "-", input=body).returncode == 0
+        assert cli(repo, "add", "note", "-", input=body).returncode == 0
     flag = tmp_path / "hold"
     flag.touch()
     ready = pause_remote(remote, flag)
@@ -436,7 +438,7 @@ def test_a_queued_correction_refused_on_integration_is_fixed_in_its_own_clone(pu
     # The fix exactly as printed, in this clone: the record it names is here.
     supersedes = json.loads(re.search(r"`\"supersedes\": (\[[^]]*\])`", fork["fix"]).group(1))
     body = json.dumps({"body": "1.05 s stands", "supersedes": supersedes})
-    added = run_ledger(b, "add", "note", "-", input=body)
+    added = cli(b, "add", "note", "-", input=body)
     assert added.returncode == 0, added.stderr
     landed, report = push(b)
     assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
@@ -452,12 +454,12 @@ def test_a_refused_queued_push_fails_the_integrate_job_and_says_how_to_recover(p
     own clone may be gone; the push that lands the recovered records deletes the queue ref."""
     remote = tmp_path / "remote.git"
     seed = clone(remote, tmp_path / "seed")
-    [original] = run_ledger(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
+    [original] = cli(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
     assert push(seed)[0].returncode == 0
     a, b, ci = (clone(remote, tmp_path / name) for name in ("a", "b", "ci"))
     for repo in (a, b):
         body = json.dumps({"body": f"{repo.name}: 1.10 s", "supersedes": [original]})
-        assert run_ledger(repo, "add", "note", "-", input=body).returncode == 0
+        assert cli(repo, "add", "note", "-", input=body).returncode == 0
     flag = tmp_path / "hold"
     flag.touch()
     ready = pause_remote(remote, flag)
@@ -490,7 +492,7 @@ def test_a_refused_queued_push_fails_the_integrate_job_and_says_how_to_recover(p
         Path(report["left_queued_violations"][ref][0]["file"]).stem
     ]
     body = json.dumps({"body": "1.05 s stands", "supersedes": sorted(fixes)})
-    assert run_ledger(ci, "add", "note", "-", input=body).returncode == 0
+    assert cli(ci, "add", "note", "-", input=body).returncode == 0
     landed, report = push(ci)
     assert landed.returncode == 0, landed.stderr
     # The push that landed the queued push's records deleted its queue ref, as it said.
@@ -507,13 +509,13 @@ def test_three_jobs_correcting_one_record_get_one_fix_that_ends_the_fork(pushed:
     the landing job's clone, it lands and the queue is empty."""
     remote = tmp_path / "remote.git"
     seed = clone(remote, tmp_path / "seed")
-    [original] = run_ledger(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
+    [original] = cli(seed, "add", "note", "-", input='{"body": "measured 1.00 s"}').stdout.split()
     assert push(seed)[0].returncode == 0
     a, b, c, ci = (clone(remote, tmp_path / name) for name in ("a", "b", "c", "ci"))
     fixes = []
     for repo in (a, b, c):
         body = json.dumps({"body": f"{repo.name}: 1.10 s", "supersedes": [original]})
-        fixes += run_ledger(repo, "add", "note", "-", input=body).stdout.split()
+        fixes += cli(repo, "add", "note", "-", input=body).stdout.split()
     flag = tmp_path / "hold"
     flag.touch()
     ready = pause_remote(remote, flag)
@@ -534,7 +536,7 @@ def test_three_jobs_correcting_one_record_get_one_fix_that_ends_the_fork(pushed:
     assert sorted(supersedes) == sorted(fixes)
     assert subprocess.run(command, shell=True, cwd=ci, env=env(), capture_output=True).returncode == 0
     body = json.dumps({"body": "1.05 s stands", "supersedes": supersedes})
-    added = run_ledger(ci, "add", "note", "-", input=body)
+    added = cli(ci, "add", "note", "-", input=body)
     assert added.returncode == 0, added.stderr
     landed, report = push(ci)
     assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
@@ -551,7 +553,7 @@ def test_push_shows_the_checks_warnings_and_what_the_hooks_printed(pushed: Path,
     chained.write_text("#!/bin/sh\ncat >/dev/null\necho 'warning: GPU clocks were not pinned on node 3' >&2\n")
     chained.chmod(0o755)
     short = git(job, "rev-parse", "--short=12", "HEAD").stdout.strip()
-    added = run_ledger(job, "add", "note", "-", "--source-sha", short, input='{"body": "from an old log"}')
+    added = cli(job, "add", "note", "-", "--source-sha", short, input='{"body": "from an old log"}')
     assert added.returncode == 0, added.stderr
     landed, report = push(job)
     assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
