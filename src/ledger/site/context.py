@@ -158,6 +158,14 @@ class SiteData:
             return f"records/{record.kind}/{record_id}.md", ""
         return self.listing[record_id]
 
+    def related_href(self, record_id: str, from_page: str) -> str | None:
+        """Where a record's page lists every record it names (its Related records), from
+        `from_page`; None for a record shown in a listing, which has no such list."""
+        target = self.record_path(record_id)
+        if target is None or target[1]:
+            return None
+        return relative(from_page, target[0]) + "#related-records"
+
     def link(self, record_id: str, from_page: str, text: Any = None) -> Markup:
         """A relative Markdown link to a record, or the id as plain code when it is unknown."""
         target = self.record_path(record_id)
@@ -169,12 +177,20 @@ class SiteData:
         href = relative(from_page, page) + (f"#{anchor}" if anchor else "")
         return Markup(f"[{label}]({href})")
 
-    def links(self, record_ids, from_page: str) -> Markup:
-        """Comma-separated links to records; an en dash when there are none."""
+    def links(self, record_ids, from_page: str, limit: int | None = None, more: str | None = None) -> Markup:
+        """Comma-separated links to records; an en dash when there are none. Past `limit`
+        the rest is counted, "and 14 more" (a link to `more`, where all are listed): a cell of
+        twenty ids is wider than any table column a reader can scan."""
         ids = list(record_ids or ())
         if not ids:
             return Markup("–")
-        return Markup(", ").join(self.link(i, from_page) for i in ids)
+        shown = ids if limit is None or len(ids) <= limit + 1 else ids[:limit]
+        out = Markup(", ").join(self.link(i, from_page) for i in shown)
+        rest = len(ids) - len(shown)
+        if rest:
+            label = f"and {rest} more"
+            out += Markup(", ") + (Markup(f"[{label}]({more})") if more else Markup(label))
+        return out
 
     def spread_percent(self, record_id: str) -> float | None:
         """A measurement's uncertainty in percent, as `ledger check` takes it (figures.uncertainty_percent)."""

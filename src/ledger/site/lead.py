@@ -23,7 +23,7 @@ from ..analysis.metrics import derived_facts
 from ..analysis.sandwich import arm_rounds
 from ..schema.kinds import Decision, Environment, Gate, Measurement, Sandwich
 from .context import SiteData
-from .escape import md_inline
+from .escape import md_inline, quotation
 from .tables import verdict
 
 STRIP_W, STRIP_H = 600, 64
@@ -147,7 +147,12 @@ def sandwich(data: SiteData, page: str, s: Sandwich) -> Markup:
 
 def decision(data: SiteData, page: str, d: Decision) -> Markup:
 
-    head = Markup("**Verdict:** ") + verdict(d.verdict) + (md_inline(f"; {d.qualifier}") if d.qualifier else Markup(""))
+    # The qualifier is the record's own words: quoted, as generated pages quote record text.
+    head = (
+        Markup("**Verdict:** ")
+        + verdict(d.verdict)
+        + (Markup("; ") + quotation(md_inline(d.qualifier)) if d.qualifier else Markup(""))
+    )
     parts = [head, Markup("**Family:** ") + md_inline(d.family)]
     if d.evidence:
         parts.append(Markup("**Evidence:** ") + data.links(d.evidence, page))

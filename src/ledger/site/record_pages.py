@@ -38,12 +38,15 @@ BLOCK_FIELDS = frozenset(
 )
 #: Long text fields shown as prose blocks rather than code.
 SHORT_FIELD_LIMIT = 120
+#: Record links a cell shows before it counts the rest ("and 14 more").
+EVIDENCE_SHOWN = 6
 
 
 def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[str, ...], record: Any = None) -> Markup:
     if name in ref_fields:
         ids = [value] if isinstance(value, str) else list(value.values()) if isinstance(value, dict) else list(value)
-        return Markup(", ").join(data.link(i, page) for i in ids) if ids else Markup("–")
+        # Every one is a row of Related records above; the field counts past the first few.
+        return data.links(ids, page, limit=EVIDENCE_SHOWN, more="#related-records")
     if isinstance(value, bool):
         return Markup("yes" if value else "no")
     if name.endswith("_bytes") and isinstance(value, int):

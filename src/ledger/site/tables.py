@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from ..analysis.status import NO_WRAP_ROLES, verdict_rest
 from .context import SiteData
-from .escape import clip, md_inline
+from .escape import clip, md_inline, quotation
 
 #: Verdicts and statuses drawn as good or bad (colour is never the only signal: the word is there).
 GOOD = ("accepted", "final", "fastest accepted", "faster", "supported", "pass", "armed")
@@ -57,7 +57,8 @@ def verdict_cell(word: str, qualifier: str | None = None, limit: int = 90) -> Ma
     rest = verdict_rest(word, qualifier)
     if not rest:
         return verdict(word)
-    text = md_inline(clip(rest.strip(), limit))
+    # The qualifier is the record's own words ("+0.22% per sample"): quoted, not claimed.
+    text = quotation(md_inline(clip(rest.strip(), limit)))
     return verdict(word) + (text if rest.startswith(";") else Markup(" ") + text)
 
 

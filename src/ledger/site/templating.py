@@ -101,6 +101,13 @@ def _verdict(word: Any, qualifier: Any = None) -> Markup:
     return verdict_cell(str(word), qualifier)
 
 
+def _quoted_cell(value: Any) -> Markup:
+    """A record's own words in a table cell (a decision's mechanism, where to continue), marked
+    as a quotation: the page shows what the record says; the figures rule judged it at add."""
+    shown = cell(value)
+    return shown if str(shown) == "–" else quotation(shown)
+
+
 def environment(user_templates: Path | None = None):
     """The environment: the user's folder first (if any), then the packaged templates."""
 
@@ -135,6 +142,7 @@ def environment(user_templates: Path | None = None):
         page_title=_page_title,
         percent=percent,
         quoted=quotation,
+        quoted_cell=_quoted_cell,
         plural=plural,
         verdict=_verdict,
         when=_when,
