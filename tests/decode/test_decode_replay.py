@@ -318,3 +318,36 @@ def test_the_sweep_derives_the_investigations_figures(investigation: Path):
     assert "Runs taken in ascending and descending order of threads." in section["notes"], section["notes"]
     stop = section["extra"]["stopping_point"]
     assert stop["plateau"] == [16, 20] and stop["value"] == 16 and not stop["distinguishable"], stop
+
+
+def test_a_push_that_tightens_a_page_rule_judges_the_documents_it_leaves(investigation: Path):
+    """The outsider's re-entry: the bare "9.14x at 20 workers" went in while figures-evidence
+    was a warning; a later push made it an error in ledger.yaml and touched no document. The
+    hook judged only changed documents and passed it; CI's --all of the same tree refused."""
+    append(investigation, "docs/FEATURES.md", "| LTX-2.5 decode scaling | 9.14x at 20 workers |\n")
+    commit(investigation, "bare F2, a warning here")
+    assert push(investigation).returncode == 0
+    config = investigation / "ledger.yaml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("\nrules:", "\nrules:\n  figures-evidence: {severity: error}", 1),
+        encoding="utf-8",
+    )
+    stderr = refused(investigation, "figures-evidence is an error here", "figures-evidence")
+    assert "docs/FEATURES.md" in stderr and "(first: 9.14x)" in stderr, stderr
+
+
+def test_the_hook_finds_the_evidence_a_page_lists_in_its_front_matter(investigation: Path):
+    """The front matter's `evidence:` judged a figure in --all, and not at push: the hook read
+    only the ids in the body, so a repaired row was refused for "no evidence"."""
+    render = add(investigation, "measurement", {"metric": "render_decode", "unit": "s", "samples": [2681.0], "n": 1})
+    passes(investigation, "the render decode, timed once")
+    text = (investigation / "docs/USAGE.md").read_text(encoding="utf-8")
+    front = f"---\nevidence: [{render}]\nfigures: {{why: one timed render, quoted as timed}}\n---\n"
+    write(
+        investigation, "docs/USAGE.md", front + text + "\n| Probe | Result |\n|---|---|\n| --render-probe | 2681 s |\n"
+    )
+    commit(investigation, "a table row whose evidence the page names")
+    ok = push(investigation)
+    assert ok.returncode == 0 and "figures-evidence" not in ok.stderr, ok.stderr
+    everything = cli(investigation, "check", "--all").stdout
+    assert "docs/USAGE.md" not in everything, everything

@@ -74,6 +74,8 @@ class RangeCheck:
         #: (before, after) when the change raises the owed high-water mark; the items named for it.
         self.raised: tuple[int, int] | None = None
         self.named: set[str] = set()
+        #: Whether the range changes ledger.yaml: then every guarded document is judged.
+        self.config_changed = False
 
     def rel(self, path: str) -> str:
         """A repository path relative to the ledger's root."""
@@ -158,6 +160,7 @@ class RangeCheck:
             elif self.guard.reads(self.rel(path)) and status in "AMT":
                 pages_changed.append(path)  # a keyed file too: its page rules run as in `--all`
             elif path == config and status in "AM":
+                self.config_changed = True
                 raw = git.read_blobs([f"{self.head}:{path}"]).get(f"{self.head}:{path}") or b""
                 f.extend(inspect_artifact(CONFIG_NAME, raw, f.file_rules(), text_page=True))
                 if status == "M":
@@ -242,12 +245,18 @@ class RangeCheck:
             fresh = [p for p in all_pages if not self.base_guard.reads(self.rel(p))]
             pages_changed = list(dict.fromkeys([*pages_changed, *fresh]))
         owners = self.issue_owners(pages_text)
-        # Records that changed pages name beside their figures (for their spread).
-        self.fetch({i for p in pages_changed for i in pages_mod.record_ids(pages_text[self.rel(p)])})
+        if self.config_changed:
+            # A push that changes ledger.yaml may tighten a page rule (figures-evidence made an
+            # error, a narrower cell-width): every guarded document is judged by the new rules,
+            # as CI's `--all` of this tree judges them, not only the documents it changes.
+            pages_changed = list(all_pages)
         # A page whose figures a sweep backs is judged on every push: a new measurement of the
         # sweep changes its evidence, and CI's `--all` judges it against all of them.
         swept = [p for p in all_pages if p not in pages_changed and _names_sweep(pages_text[self.rel(p)])]
         judged = [self.rel(p) for p in [*pages_changed, *swept]]
+        # Records the judged pages name beside their figures, in the body or in the front
+        # matter's `evidence:` (for their spread), as `--all` finds them.
+        self.fetch({i for p in judged for i in _named_records(pages_text[p])})
         check_pages(
             self.f,
             pages_text,
@@ -530,6 +539,12 @@ def _strings(raw: bytes | None) -> str:
 
 
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+
+
+def _named_records(text: str) -> set[str]:
+    """Record ids a page names: in its body, and in its front matter's `evidence:` list."""
+    front, _ = page_settings(text)
+    return set(pages_mod.record_ids(text)) | set(page_evidence(text, front))
 
 
 def _names_sweep(text: str) -> bool:
