@@ -790,6 +790,10 @@ def _inputs(value: Any) -> Any:
     so an input it does not know is never keyed by a repr that could hide a difference."""
     if value is None or value.__class__ in (str, int, float, bool):
         return value
+    if value.__class__ is Point:
+        # The bulk of a chart; its fields are strings, numbers, a datetime, a tuple or None,
+        # whose repr (the dataclass's own, generated) is stable: 20 times fewer calls.
+        return repr(value)
     if isinstance(value, datetime):
         return ("datetime", value.isoformat())
     if is_dataclass(value) and not isinstance(value, type):
