@@ -106,6 +106,27 @@ def test_commit_per_add_writers_merge_and_every_stamp_resolves(pushed: Path, tmp
     assert git(remote, "for-each-ref", "refs/ledger/incoming/").stdout == ""
     assert report["queue_ref"] is None and any("removed its queue ref" in a for a in report["actions"])
     fresh_check(remote, tmp_path / "fresh")
+    # A careless `git pull --rebase` rewrites b's unpushed commit that its next record is stamped
+    # with: refused `sha-resolves`, and the message leads with the fix that works (the tag).
+    notes(a, "a late")
+    git(a, "add", "-A")
+    git(a, "commit", "-q", "-m", "a late")
+    assert push(a)[0].returncode == 0
+    for i in range(2):
+        notes(b, f"b late {i}")
+        git(b, "add", "-A")
+        git(b, "commit", "-q", "-m", f"b late {i}")
+    git(b, "pull", "-q", "--rebase")
+    refused, report = push(b)
+    assert refused.returncode == 1 and report["outcome"] == "refused", refused.stderr
+    assert "push the `ledger-keep` tag each fix names" in report["message"], report["message"]
+    assert "write the record" not in report["message"]
+    [lost] = [v for v in report["violations"] if v["rule"] == "sha-resolves"]
+    tag = re.search(r"`(git push origin \w+:refs/tags/ledger-keep/\w+)`", lost["fix"]).group(1)
+    assert subprocess.run(tag, shell=True, cwd=b, env=env(), capture_output=True).returncode == 0
+    landed, report = push(b)
+    assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    fresh_check(remote, tmp_path / "fresh-after-rebase")
 
 
 def test_many_writers_at_once_land_without_serialising(pushed: Path, tmp_path: Path) -> None:
@@ -127,6 +148,8 @@ def test_many_writers_at_once_land_without_serialising(pushed: Path, tmp_path: P
     assert [p.returncode for p in procs] == [0] * 5, [err for _, err in outs]
     reports = [json.loads(out) for out, _ in outs]
     assert {r["outcome"] for r in reports} == {"landed"}
+    # Landed, by its own push or another's integration: nothing of the job waits in a queue ref.
+    assert [r["queue_ref"] for r in reports] == [None] * 5, reports
     assert sorted(i for group in ids.values() for i in group) == on_main(remote)
     pushes = [r["pushes"] for r in reports]
     assert max(pushes) <= 4 and sum(pushes) <= 2 * len(jobs), pushes  # 1+2+3+4+5 = 15 when pushes serialise
@@ -154,9 +177,17 @@ def test_a_queued_push_lands_with_the_next_integration(pushed: Path, tmp_path: P
     assert "origin's ref main was locked by another writer's push at that moment" in queued.stderr, queued.stderr
     assert "landed first" not in queued.stderr and "integrated first" not in queued.stderr
     assert report["records"] == 0 and report["records_queued"] == report["records_new"] == 1
+    # What lands it, exactly: another writer's plain push does not.
+    assert "`ledger push --integrate` from any clone" in report["message"], report["message"]
+    assert "another writer's plain push lands only its own" in report["message"]
+    ref = report["queue_ref"]
     flag.unlink()
     _, held = holder.communicate(timeout=60)  # waits, and closes its pipe
     assert holder.returncode == 0, held
+    # A plain push with nothing of its own lands nothing queued, and says what does.
+    idle, report = push(a)
+    assert idle.returncode == 0 and report["outcome"] == "nothing", idle.stderr
+    assert report["queue_waiting"] == [ref] and "`ledger push --integrate` lands them" in report["message"]
     integrated, report = push(ci, "--integrate")
     assert integrated.returncode == 0 and report["outcome"] == "landed", integrated.stderr
     assert report["integrated"] >= 1
@@ -192,6 +223,9 @@ def test_a_kill_mid_push_leaves_locks_that_the_next_push_names(pushed: Path, tmp
     assert "safe in refs/ledger/incoming" not in blocked.stderr
     assert "recovering: a `ledger push`" in blocked.stderr and "while at 'push'" in blocked.stderr
     assert report["outcome"] == "blocked"
+    # The message is the last line said: every lock's command, in one.
+    assert report["message"] and blocked.stderr.rstrip().endswith(report["message"]), report["message"]
+    assert all(lock["clear"] in report["message"] for lock in report["locks"])
     named = {lock["path"] for lock in report["locks"]}
     assert named == {os.path.normpath(p) for p in locks}
     for lock in report["locks"]:
@@ -223,8 +257,13 @@ def test_a_kill_mid_merge_is_undone_by_the_next_push(pushed: Path, tmp_path: Pat
     hook.unlink()
     staged = git(b, "diff", "--cached", "--name-only").stdout.split()
     assert any("/note/" in p for p in staged), staged  # a's record, staged by the killed merge
+    # The killed git may leave its index.lock (kill -9 of the group while it wrote the index):
+    # the next push clears it at once, since no live git holds it, rather than fail the merge.
+    (b / ".git" / "index.lock").write_bytes(b"")
     landed, report = push(b)
     assert landed.returncode == 0 and report["outcome"] == "landed", landed.stderr
+    lock = b / ".git" / "index.lock"
+    assert any(f"removed {lock}, a lock the interrupted push's git left" in a for a in report["actions"]), report
     assert any("took back the 1 file(s) its merge had staged" in a for a in report["actions"]), report["actions"]
     assert set(mine) <= set(on_main(remote)) and len(on_main(remote)) == 2
     assert git(b, "status", "--porcelain").stdout == ""
@@ -282,6 +321,11 @@ def test_json_errors_are_one_object_and_name_the_remote_argument(pushed: Path, t
 
     wrong = error_of(*push(a, "upstream"))
     assert "REMOTE" in wrong and "--remote" not in wrong and "no remote named 'upstream'" in wrong
+    # A mistyped --branch is refused, naming it and the remote's branches; no branch is made.
+    mistyped = error_of(*push(a, "--branch", "mian"))
+    assert "origin has no branch 'mian'; its branches: main" in mistyped, mistyped
+    assert "`--branch main`" in mistyped and "--new-branch" in mistyped
+    assert git(remote, "branch", "--list", "mian").stdout == ""
     assert "one of this clone's remotes (origin) as REMOTE" in wrong and "git remote add upstream URL" in wrong
     bare = {k: v for k, v in env().items() if not k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))}
     home = tmp_path / "home"
@@ -306,6 +350,11 @@ def test_json_errors_are_one_object_and_name_the_remote_argument(pushed: Path, t
     _, held = holder.communicate(timeout=60)
     assert holder.returncode == 0, held
     assert "is running in this clone" in second
+    # Asked for, a new branch is made, and counts only what the default branch lacks.
+    notes(a, "on a topic branch")
+    created, report = push(a, "--branch", "topic", "--new-branch")
+    assert created.returncode == 0 and report["outcome"] == "landed", created.stderr
+    assert report["records_new"] == report["records"] == 1, report
 
 
 def test_a_torchrun_job_is_named_by_its_run_id(pushed: Path, tmp_path: Path) -> None:
@@ -388,6 +437,9 @@ def test_two_jobs_correcting_one_measurement_fork_it_and_the_fix_lands(pushed: P
     assert "error[correction-fork]" in refused.stderr
     assert len(re.findall(r"ledger check \(pre-push\).*: refused", refused.stderr)) == 1, refused.stderr
     assert "this clone holds origin/main merged" in report["message"] and report["queue_ref"] is None
+    assert "write the record it names" in report["message"]
+    # Checked and refused before any git push: an attempt, but no push.
+    assert len(report["attempts"]) == 1 and report["pushes"] == 0, report
     body = json.dumps({"body": "1.05 s stands", "supersedes": both})
     assert cli(b, "add", "note", "-", input=body).returncode == 0
     landed, report = push(b)

@@ -15,7 +15,10 @@ from .output import open_ledger, print_json, visible
 
 @click.command("push")
 @click.argument("remote", default="origin")
-@click.option("--branch", default=None, metavar="NAME", help="The remote's branch (default: its default branch).")
+@click.option(
+    "--branch", default=None, metavar="NAME", help="The remote's branch (default: its default branch); one it has."
+)
+@click.option("--new-branch", is_flag=True, help="--branch names a branch the remote lacks: create it.")
 @click.option(
     "--attempts",
     type=click.IntRange(1, 100),
@@ -49,6 +52,7 @@ def command(
     ctx: click.Context,
     remote: str,
     branch: str | None,
+    new_branch: bool,
     attempts: int,
     wait: float,
     job: str | None,
@@ -70,7 +74,7 @@ def command(
     """
 
     try:
-        return _push(ctx, remote, branch, attempts, wait, job, no_queue, integrate_only, message, fmt)
+        return _push(ctx, remote, branch, new_branch, attempts, wait, job, no_queue, integrate_only, message, fmt)
     except (LedgerError, GitError) as exc:
         if fmt == "json":
             # A script reads one JSON object whatever happened (another push in this clone,
@@ -93,6 +97,7 @@ def _push(
     ctx: click.Context,
     remote: str,
     branch: str | None,
+    new_branch: bool,
     attempts: int,
     wait: float,
     job: str | None,
@@ -105,6 +110,7 @@ def _push(
     options = PushOptions(
         remote=remote,
         branch=branch,
+        new_branch=new_branch,
         job=job,
         attempts=attempts,
         wait=wait,

@@ -147,6 +147,13 @@ def inspect_lock(path: str, *, workers: tuple[int, ...] | None = None) -> StaleL
 def stale_locks_in(git_dir: Path, *, exclude: set[int] | None = None) -> list[StaleLock]:
     """Locks of a repository's own files (index, HEAD, packed-refs, refs/**) that no
     process of this host holds and that are older than a ref update takes."""
+    return [lock for lock in locks_in(git_dir, exclude=exclude) if lock.stale]
+
+
+def locks_in(git_dir: Path, *, exclude: set[int] | None = None) -> list[StaleLock]:
+    """Every lock of a repository's own files, whatever its age, with this host's processes
+    working there (`holders`): recovery clears one its own killed git left at once, since
+    it knows that git is dead, where a stranger's must first grow old."""
     candidates = [git_dir / name for name in ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock")]
     refs = git_dir / "refs"
     if refs.is_dir():
@@ -156,7 +163,7 @@ def stale_locks_in(git_dir: Path, *, exclude: set[int] | None = None) -> list[St
         return []
     holders = workers_in(git_dir.parent if git_dir.name == ".git" else git_dir, exclude=exclude)
     found = [inspect_lock(str(c), workers=holders) for c in present]
-    return [lock for lock in found if lock is not None and lock.stale]
+    return [lock for lock in found if lock is not None]
 
 
 # -- ledger push's own state ------------------------------------------------------------------

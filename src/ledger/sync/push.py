@@ -49,7 +49,7 @@ from ..checks.hooks import CHECKED_ENV
 from ..errors import InputError, Problem
 from ..git import ZERO, Git, GitError, clean_env
 from ..git import command as git_command
-from .locks import PushState, StaleLock, inspect_lock, locks_named, repository_of, stale_locks_in
+from .locks import PushState, StaleLock, inspect_lock, locks_in, locks_named, repository_of, stale_locks_in
 
 #: The remote's queue: one ref per push, written only by that push.
 QUEUE = "refs/ledger/incoming/"
@@ -88,6 +88,9 @@ class PushOptions:
     remote: str = "origin"
     #: The remote's branch; default: the remote's default branch.
     branch: str | None = None
+    #: `branch` may be one the remote does not have yet (created by this push); otherwise a
+    #: branch the remote lacks is refused, since a mistyped name would land "successfully".
+    new_branch: bool = False
     #: A name for this job in its queue ref (default: from SLURM, CI or the host).
     job: str | None = None
     #: Pushes that try to land this commit (attempt 1, integrations, retries), at most.
@@ -120,6 +123,8 @@ class Attempt:
     detail: str = ""
     #: Why it did not land, in the words the text says (a held ref lock, another writer first).
     why: str = ""
+    #: True when this attempt ran a `git push` (an attempt the check refused made none).
+    pushed: bool = False
 
 
 @dataclass
@@ -153,6 +158,9 @@ class PushReport:
     hook_output: list[str] = field(default_factory=list)
     #: Queued pushes (other writers' and its own) that this run's integration landed.
     integrated: int = 0
+    #: Other writers' queue refs the branch lacked when this run ended without integrating:
+    #: a plain push lands only its own records (`--integrate` lands these).
+    queue_waiting: list[str] = field(default_factory=list)
     #: Queued pushes an integration left queued because they fail the check alone: ref -> rules.
     left_queued: dict[str, list[str]] = field(default_factory=dict)
     #: The check that refused each queued push left queued (its violations say what to fix).
@@ -171,8 +179,10 @@ class PushReport:
 
     @property
     def pushes(self) -> int:
-        """The attempts that tried to land this commit (the JSON's `pushes`, for the Python API)."""
-        return len(self.attempts)
+        """The `git push`es this run made to land its commit or the queue (the JSON's `pushes`):
+        one definition everywhere, so an attempt the check refused before pushing counts in
+        `attempts`, not here, and summed over jobs `pushes` is what the remote received."""
+        return sum(1 for attempt in self.attempts if attempt.pushed)
 
     @property
     def exit_code(self) -> int:
@@ -194,6 +204,7 @@ class PushReport:
             "attempts": [a.__dict__ for a in self.attempts],
             "pushes": self.pushes,
             "integrated": self.integrated,
+            "queue_waiting": self.queue_waiting,
             "left_queued": self.left_queued,
             "left_queued_violations": {
                 ref: [v.as_dict() for v in check.violations] for ref, check in self.left_queued_checks.items()
@@ -303,18 +314,64 @@ class _Run:
         self.recover()
         self.report.branch = self.branch = self.o.branch or self.default_branch()
         self.branch_ref = f"refs/heads/{self.branch}"
+        #: What `records_new` counts from when the branch is not on the remote yet.
+        self.count_base: str | None = None
+        if self.o.branch:
+            self.named_branch()
         self.tracking = f"refs/remotes/{self.remote}/{self.branch}"
         self.queue_copy = QUEUE_COPY.format(remote=self.remote)
         self.state = PushState.begin(self.git_dir, remote=self.remote, branch=self.branch, head_before=self.rev("HEAD"))
+
+    def named_branch(self) -> None:
+        """`--branch NAME` must be a branch the remote has (`--new-branch`: or will have). A
+        mistyped `--branch mian` otherwise created a branch, exited 0 "landed", and left the
+        records off the default branch. A remote with no branch at all takes its first."""
+        proc = self.run_git("ls-remote", "--heads", self.remote, check=False)
+        if proc.returncode != 0:
+            return  # unreachable: the fetch says so, with its own fix
+        heads = sorted(
+            line.partition("\t")[2][len("refs/heads/") :]
+            for line in proc.stdout.splitlines()
+            if line.partition("\t")[2].startswith("refs/heads/")
+        )
+        if not heads or self.branch in heads:
+            return
+        default = self.default_branch_of_remote() or heads[0]
+        if self.o.new_branch:
+            # A new branch starts from the default branch for the count too (the hook judges it
+            # against the default branch): a record already there is not "new" here.
+            tracking = f"refs/remotes/{self.remote}/{default}"
+            self.run_git("fetch", "--quiet", "--no-tags", self.remote, f"+refs/heads/{default}:{tracking}", check=False)
+            self.count_base = self.rev(tracking)
+            return
+        shown = ", ".join(heads[:20]) + (f" and {len(heads) - 20} more" if len(heads) > 20 else "")
+        raise InputError(
+            f"{self.remote} has no branch {self.branch!r}",
+            [
+                Problem(
+                    "<command line>",
+                    "--branch",
+                    f"{self.remote} has no branch {self.branch!r}; its branches: {shown}",
+                    f"name one of them (`--branch {default}`), or create {self.branch!r} on purpose: "
+                    f"`ledger push --branch {self.branch} --new-branch`",
+                )
+            ],
+        )
+
+    def default_branch_of_remote(self) -> str | None:
+        out = self.git.maybe("ls-remote", "--symref", self.remote, "HEAD") or ""
+        for line in out.splitlines():
+            if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
+                return line[len("ref: refs/heads/") : -len("\tHEAD")]
+        return None
 
     def default_branch(self) -> str:
         known = self.git.maybe("symbolic-ref", "--quiet", f"refs/remotes/{self.remote}/HEAD")
         if known:
             return known.rpartition(f"refs/remotes/{self.remote}/")[2]
-        out = self.git.maybe("ls-remote", "--symref", self.remote, "HEAD") or ""
-        for line in out.splitlines():
-            if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
-                return line[len("ref: refs/heads/") : -len("\tHEAD")]
+        remote_default = self.default_branch_of_remote()
+        if remote_default:
+            return remote_default
         current = self.git.maybe("symbolic-ref", "--quiet", "--short", "HEAD")
         return current or "main"
 
@@ -342,12 +399,17 @@ class _Run:
                 f"while at '{stage}'"
             )
             started = float(left.data.get("started") or 0) - 1
-            for lock in stale_locks_in(git_dir):
+            # A lock taken since the interrupted push began, that no live process of this host
+            # works under, is its own dead git's: cleared now, however young (a kill at 'merge'
+            # leaves index.lock; waiting for it to look stale only made the merge fail "Unable
+            # to write index" and leave MERGE_HEAD). A git still running (only the push's own
+            # process was killed) holds it: left alone, and named below once it is stale.
+            for lock in locks_in(git_dir):
                 try:
                     mtime = os.stat(lock.path).st_mtime
                 except OSError:
                     continue
-                if mtime >= started:
+                if not lock.holders and mtime >= started:
                     os.unlink(lock.path)
                     self.act(f"recovering: removed {lock.path}, a lock the interrupted push's git left")
             if (git_dir / "MERGE_HEAD").exists():
@@ -538,6 +600,23 @@ class _Run:
         self.state_stage("merge", head_before=head_before, index_before=self.git.maybe("write-tree"))
         proc = self.run_git("merge", "--quiet", "--no-edit", "-m", message, *tips, check=False)
         if proc.returncode != 0:
+            held = [lock for lock in map(inspect_lock, locks_named(proc.stderr)) if lock is not None]
+            if held:
+                # Another git holds a lock of this clone: not a conflict, and not "see git's message".
+                raise InputError(
+                    "a git lock blocks the merge",
+                    [
+                        Problem(
+                            lock.path,
+                            "",
+                            lock.describe(),
+                            f"clear it: {lock.command}"
+                            if lock.stale
+                            else "wait for that git to finish, then push again",
+                        )
+                        for lock in held
+                    ],
+                )
             conflicted = self.git.text("diff", "--name-only", "--diff-filter=U", check=False).split()
             self.run_git("merge", "--abort", check=False)
             raise InputError(
@@ -640,17 +719,17 @@ class _Run:
         if remote_head and self.contains(head, remote_head):
             self.report.outcome, self.report.commit = "nothing", remote_head
             self.fast_forward(remote_head)
-            self.report.message = f"nothing to push: {self.remote}/{self.branch} already holds {head[:12]}"
+            self.report.message = f"nothing to push: {self.remote}/{self.branch} already holds {head[:12]}{self.waiting_note(remote_head)}"
             self.say(self.report.message)
             return
-        self.report.records_new = self.records_between(remote_head, head)
+        self.report.records_new = self.records_between(remote_head or self.count_base, head)
         own = f"{QUEUE}{self.label()}-{self.rng.getrandbits(32):08x}" if self.o.queue else None
         for number in range(1, self.o.attempts + 1):
             began = time.monotonic()
             if number > 1:
                 remote_head, queue = self.fetch()
             if remote_head and self.contains(head, remote_head):
-                self.landed(remote_head, number - 1)
+                self.landed(remote_head)
                 return
             if remote_head:
                 self.merge([remote_head], f"Merge {self.remote}/{self.branch} (ledger push)")
@@ -712,6 +791,7 @@ class _Run:
             updates.append((head, own, None))
         updates += [(None, ref, sha) for ref, sha in sorted(self.held_by(remote_head).items())][:50]
         status, stderr, code = self.push_refs(updates, atomic=False)
+        attempt.pushed = True
         flag, summary = status.get(self.branch_ref, ("!", stderr.strip().splitlines()[-1] if stderr.strip() else "?"))
         queued = own is not None and status.get(own, ("!", ""))[0] != "!"
         if queued:
@@ -727,7 +807,9 @@ class _Run:
             drop.update({own: head} if queued and own else {})
             if drop:
                 self.drop_queue_refs(drop)
-            self.landed(head, attempt.number)
+            self.landed(head)
+            if note := self.waiting_note(head):
+                self.act(note.removeprefix("; "))
             return "done"
         if not status and code != 0:
             # No ref was tried: a hook of the user's own refused the push, or the remote is unreachable.
@@ -752,6 +834,26 @@ class _Run:
             self.say(f"attempt {attempt.number}: {self.lost_why}; queued as {own}")
             return "queued"
         return "retry"
+
+    def waiting_note(self, branch_head: str) -> str:
+        """Other writers' queued pushes the branch lacks, said with what lands them ("" when none).
+
+        A plain push lands its own commit and does not integrate the queue, by design: it checks
+        only what it adds, so the hook's time per push stays flat however long the queue is,
+        and it does not race the waiting writers, whose integration lands their queue refs
+        after the remote goes quiet (writers.md, step 6). A queue ref nobody waits for (`--wait
+        0`, a job killed or timed out while it waited) is landed by `ledger push --integrate`
+        (the job after the array, CI) or by its own clone's next `ledger push`. So a run that
+        sees such refs names them and that command, rather than leave them unmentioned."""
+        waiting = sorted(r for r in self.held_by(branch_head, held=False) if r != self.report.queue_ref)
+        self.report.queue_waiting = waiting
+        if not waiting:
+            return ""
+        shown = ", ".join(waiting[:3]) + (f" and {len(waiting) - 3} more" if len(waiting) > 3 else "")
+        return (
+            f"; {len(waiting)} queued push(es) of other writers wait on {self.remote} ({shown}): a plain "
+            f"`ledger push` lands only its own records; `ledger push --integrate` lands them"
+        )
 
     def drop_queue_refs(self, refs: dict[str, str]) -> None:
         """The branch took the commits of these queue refs in this push: delete them (each only
@@ -804,7 +906,7 @@ class _Run:
             if branch and branch != known_branch:
                 known_branch = self.fetch()[0]
                 if known_branch and self.contains(head, known_branch):
-                    self.landed(known_branch, len(self.report.attempts))
+                    self.landed(known_branch)
                     return
             # One integrator at a time: the writers waiting see the same queue, and the one whose
             # ref sorts first among those the branch lacks integrates after `quiet`, the next
@@ -822,8 +924,9 @@ class _Run:
         self.report.outcome = "queued"
         self.report.records_queued = self.report.records_new
         self.report.message = (
-            f"still queued after {self.o.wait:.0f} s: {self.report.queue_ref} is on {self.remote}; the next "
-            f"`ledger push` or `ledger push --integrate` lands it on {self.branch}"
+            f"still queued after {self.o.wait:.0f} s: {self.report.queue_ref} is on {self.remote}, safe; "
+            f"`ledger push --integrate` from any clone (the job after the array, CI) lands it on {self.branch}, "
+            "as does `ledger push` again in this clone (another writer's plain push lands only its own)"
         )
         self.say(self.report.message)
 
@@ -845,7 +948,7 @@ class _Run:
         number = len(self.report.attempts) + 1
         remote_head, _queue = self.fetch()
         if head and remote_head and self.contains(head, remote_head):
-            self.landed(remote_head, len(self.report.attempts))
+            self.landed(remote_head)
             return True
         waiting = self.held_by(remote_head, held=False)
         if head is None and not waiting:
@@ -882,7 +985,7 @@ class _Run:
         updates += [(None, ref, sha) for ref, sha in sorted(held.items())]
         status, stderr, _code = self.push_refs(updates, atomic=True)
         flag, summary = status.get(self.branch_ref, ("!", stderr.strip()))
-        attempt.seconds, attempt.detail = time.monotonic() - began, summary
+        attempt.seconds, attempt.detail, attempt.pushed = time.monotonic() - began, summary, True
         self.report.attempts.append(attempt)
         self.state_stage("integrated", integrating=None)
         if flag != "!":
@@ -893,7 +996,7 @@ class _Run:
                 self.report.records = self.records_between(remote_head, merged)
             self.act(f"attempt {number}: integrated {len(landing)} queued push(es) into {self.branch}")
             self.leave_queued(refused)
-            self.landed(merged, number)
+            self.landed(merged)
             return True
         self.reset(before)
         if self.lock_trouble(stderr):
@@ -1021,16 +1124,20 @@ class _Run:
 
     # -- endings -------------------------------------------------------------------------
 
-    def landed(self, commit: str, attempts: int) -> None:
+    def landed(self, commit: str) -> None:
         self.report.outcome = "landed"
         self.report.commit = commit
         self.report.records_queued = 0
+        # The branch holds the commit: nothing of this run waits in a queue ref any more, whoever
+        # landed it (this push, or another writer's integration, whose atomic push deleted the
+        # ref). A deletion that failed leaves a ref the next push deletes; it holds nothing new.
+        self.report.queue_ref = None
         if not self.o.integrate_only:
             self.report.records = self.report.records_new
         self.fast_forward(self.rev(self.tracking) or commit)
         self.report.message = (
             f"landed: {self.report.records} record(s) on {self.remote}/{self.branch} at {commit[:12]} "
-            f"after {attempts} push(es)"
+            f"after {self.report.pushes} push(es)"
         )
         self.say(self.report.message)
 
@@ -1049,7 +1156,8 @@ class _Run:
         tracking = self.rev(self.tracking)
         if tracking:
             self.merge([tracking], f"Merge {self.remote}/{self.branch} (ledger push)")
-        rules = ", ".join(sorted({v.rule for v in result.errors}))
+        names = sorted({v.rule for v in result.errors})
+        rules = ", ".join(names)
         queued = ""
         if self.report.queue_ref:
             self.report.records_queued = self.report.records_new
@@ -1059,7 +1167,7 @@ class _Run:
             )
         self.report.message = (
             f"refused by the check ({rules}): nothing landed; this clone holds {self.remote}/{self.branch} merged, "
-            f"so the fix below works here: write the record it names, then `ledger push`{queued}"
+            f"so the fix below works here: {_lead(names)}, then `ledger push`{queued}"
         )
         self.say(self.report.message)
 
@@ -1068,8 +1176,32 @@ class _Run:
         self.report.records = 0
         self.report.records_queued = self.report.records_new if queued and self.report.queue_ref else 0
         where = f"; its records are safe in {self.report.queue_ref}" if queued and self.report.queue_ref else ""
-        for lock in self.report.locks:
-            self.say(f"blocked: {lock.describe()}{where}. Clear it: {lock.command}")
+        lines = [f"blocked: {lock.describe()}{where}. Clear it: {lock.command}" for lock in self.report.locks]
+        for line in lines:
+            self.say(line)
+        # The message is the last line said, as for every other outcome; with several locks, the
+        # one command that clears them all, said last so the two agree.
+        if len(lines) > 1:
+            lines.append(
+                f"blocked by {len(lines)} stale locks{where}. Clear them: "
+                + " && ".join(lock.command for lock in self.report.locks)
+            )
+            self.say(lines[-1])
+        self.report.message = lines[-1] if lines else f"blocked: a stale lock on {self.remote}{where}"
+
+
+#: What a refusal's fix asks, by rule, for the lead-in of the message (the violations below
+#: hold the exact fix): a `sha-resolves` fix is a tag push, not a record.
+_LEADS = {
+    "correction-fork": "write the record it names",
+    "sha-resolves": "push the `ledger-keep` tag each fix names (it keeps the rewritten commit reachable)",
+}
+
+
+def _lead(rules: list[str]) -> str:
+    """The lead-in of a refusal: each rule's own fix, or "follow the fix" for one without a lead."""
+    leads = list(dict.fromkeys(_LEADS.get(rule, f"follow the {rule} fix") for rule in rules))
+    return "; ".join(leads) if leads else "follow the fix"
 
 
 def _why(attempt: Attempt, remote: str, branch: str, summary: str, stderr: str) -> str:
