@@ -86,3 +86,28 @@ def test_a_note_naming_other_items_does_not_raise_the_mark(pushed: Path) -> None
     git(repo, "commit", "-qam", "raise by one")
     result = cli(repo, "check", "--base", "origin/main")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_note_names_an_owed_table_row_by_its_first_cell() -> None:
+    """The decode spec's `## 7. Owed` is a table: "timestamp every phase boundary | #1010". A
+    note naming the row as a reader names it, its first cell, records it; the refusal of a note
+    naming nothing lists what is unowned, as the note must name it."""
+    from ledger.checks.pages import check_high_water, item_key
+    from ledger.checks.registry import configure
+
+    page = "# Decode\n\n## 7. Owed\n\n| Item | Issue |\n|---|---|\n| timestamp every phase boundary of a render | #1010 |\n"
+    active = configure({"owed-high-water": {"high_water": 0}})
+    said: list[tuple[str, str]] = []
+
+    def emit(rule_id, file, message, **kw):
+        said.append((message, kw.get("fix") or ""))
+
+    def run(named: set[str]) -> None:
+        said.clear()
+        check_high_water({"specs/decode.md": page}, active, emit, lambda n: None, "ledger.yaml", (0, 1), named)
+
+    run({item_key("timestamp every phase boundary of a render")})
+    assert said == [], said
+    run({item_key("something else")})
+    [(message, fix)] = said
+    assert "raised from 0 to 1" in message and "unowned now: timestamp every phase boundary of a render" in fix, fix

@@ -3,7 +3,7 @@ positive control must fail), and its goldens as a share of their tolerance."""
 
 from __future__ import annotations
 
-from ..schema.kinds import Gate, Margin
+from ..schema.kinds import Gate, Margin, Mutation
 
 
 def gate_result(gate: Gate) -> str:
@@ -25,3 +25,13 @@ def margin_share(m: Margin) -> str:
 
 def worst_margin(gate: Gate) -> Margin | None:
     return max(gate.margins, key=lambda m: m.fraction, default=None)
+
+
+def mutation_result(m: Mutation) -> str:
+    """What a mutation established: caught (by what), survived (owed), or nothing (unbuilt)."""
+    if not m.built:
+        return "did not build: establishes nothing"
+    if m.exit_code == 0 and not m.detected_by:
+        return "survived: built, exit 0, detected by nothing (owed until a test catches it)"
+    code = f"exit {m.exit_code}" if m.exit_code is not None else "exit code not recorded"
+    return f"detected: {code}, by {m.detected_by}" if m.detected_by else f"detected: {code}"

@@ -381,7 +381,7 @@ def owed_section(ctx: StatusContext) -> Section:
                 }
             )
     gates = {g.id: g for g in ctx.records if isinstance(g, Gate)}
-    for m in owed_mutations(ctx.records, {n for o in ctx.owed for n in o.issues}):
+    for m in owed_mutations(ctx.records):
         issues = (m.links.issue,) if m.links.issue is not None else ()
         gate = gates.get(m.gate or "")
         rows.append(
@@ -434,11 +434,10 @@ def owed_section(ctx: StatusContext) -> Section:
     )
 
 
-def owed_mutations(records: list[Envelope], named_issues: set[int]) -> list[Mutation]:
+def owed_mutations(records: list[Envelope]) -> list[Mutation]:
     """Mutations owed as work: built and passed the gate (exit 0), detected by nothing, not
     superseded. A defect nothing detects is a gap in the gate until a test catches it. One that
-    links an issue is owned by it and settled when it closes; one whose issue an owed item of a
-    spec page already names is that item's work, not a second row."""
+    links an issue is owned by the issue's owner and settled when it closes."""
     superseded = {s for r in records for s in r.supersedes}
     closed = issue_closed(records)
     out = []
@@ -446,7 +445,7 @@ def owed_mutations(records: list[Envelope], named_issues: set[int]) -> list[Muta
         if not (isinstance(m, Mutation) and m.built and m.exit_code == 0 and not m.detected_by):
             continue
         issues = (m.links.issue,) if m.links.issue is not None else ()
-        if m.id in superseded or settled(issues, closed) or named_issues.intersection(issues):
+        if m.id in superseded or settled(issues, closed):
             continue
         out.append(m)
     return out

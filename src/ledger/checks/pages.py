@@ -258,9 +258,10 @@ def figure_problem(
         allowed = max(1, math.floor(math.log10(abs(fig.value))) - math.floor(math.log10(fig.resolution)) + 1)
         allowed = percent_digits(fig.value, allowed) if fig.unit == "%" else allowed
         if fig.digits > allowed:
+            what = "as the median between a min and max" if fig.centre else "as an end of a min-max range"
             return (
-                f"{fig.text} carries {fig.digits} significant figures; as an end of a min-max range "
-                f"{fig.resolution:g} wide it supports {allowed}"
+                f"{fig.text} carries {fig.digits} significant figures; {what} "
+                f"{fig.resolution:g} {'apart' if fig.centre else 'wide'} it supports {allowed}"
             ), True
         return None, True
     spread = fig.spread_percent
@@ -331,6 +332,22 @@ def item_key(text: str) -> str:
     return " ".join(text.strip().lstrip("-*+•").split()).casefold()
 
 
+def item_names(text: str) -> set[str]:
+    """The keys a note may name an owed item by: its text as its page writes it, and for a row
+    of an Owed table ("phase timestamps | #1010") its first cell alone, as a reader names it."""
+    names = {item_key(text)}
+    if " | " in text:
+        names.add(item_key(text.split(" | ", 1)[0]))
+    return names
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """An item in a message: whole words, an ellipsis where it is cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:(") + "…"
+
+
 def named_items(bodies: Iterable[str]) -> set[str]:
     """The owed items the `owed-unowned` notes' bodies name, one a line."""
     return {item_key(line) for body in bodies for line in body.splitlines() if item_key(line)}
@@ -356,7 +373,7 @@ def check_high_water(
     field = "rules.owed-high-water.high_water"
     if raised is not None:
         before, after = raised
-        admitted = [u for u in unowned if item_key(u[2]) in named]
+        admitted = [u for u in unowned if item_names(u[2]) & named]
         if after - before <= len(admitted) and after <= count:
             mark = after
         else:
@@ -373,11 +390,12 @@ def check_high_water(
                 field=field,
                 fix=f"set it back to {before} (or lower) and give the new owed items owners or issues with owners; "
                 f"or, to record work nobody owns yet, add in the same change a note tagged {UNOWNED_TAG} whose "
-                "body names each new unowned item, one a line, as its page writes it",
+                "body names each new unowned item, one a line, as its page writes it (a table row by its first "
+                "cell); unowned now: " + "; ".join(_short(t.split(" | ", 1)[0]) for _, _, t in unowned[:8]),
             )
             return
     if count > mark:
-        listed = "; ".join(f"{p}:{line} {text[:60]}" for p, line, text in unowned[:8])
+        listed = "; ".join(f"{p}:{line} {_short(text)}" for p, line, text in unowned[:8])
         more = f" and {len(unowned) - 8} more" if len(unowned) > 8 else ""
         emit(
             "owed-high-water",

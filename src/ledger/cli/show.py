@@ -21,7 +21,7 @@ from ..analysis.figures import (
     sandwich_figures,
     sandwich_result,
 )
-from ..analysis.gates import gate_result, margin_share
+from ..analysis.gates import gate_result, margin_share, mutation_result
 from ..analysis.metrics import audit_of, contract_audits, derived_facts
 from ..analysis.sandwich import arm_rounds
 from ..checks.registry import eligibility_thresholds
@@ -95,6 +95,10 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
         out.print(
             Text(f"Allocation health: {health} by its readings" + (f" ({'; '.join(reasons)})" if reasons else ""))
         )
+    if record.kind == "decision":
+        out.print(Text(record.verdict + (f"; {record.qualifier}" if record.qualifier else ""), style="bold"))
+    if record.kind == "mutation":
+        out.print(Text(mutation_result(record), style="bold"))
     if record.kind == "gate":
         out.print(Text(gate_result(record), style="bold"))
         for margin in sorted(record.margins, key=lambda m: m.fraction, reverse=True):

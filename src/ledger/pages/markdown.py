@@ -66,6 +66,8 @@ class Figure:
     #: where the swept value a page's sweep evidence is found by (checks.sweepevidence).
     clause: str = ""
     row: tuple[tuple[str, str], ...] = ()
+    #: With `resolution`: the median between the row's ends, not an end itself.
+    centre: bool = False
 
 
 # -- parsing -----------------------------------------------------------------------------
@@ -595,7 +597,8 @@ def quoted_figures(
             if ends is not None and (col in ends[0] or _header_name(header) in _CENTRES):
                 # The ends, and the median between them: ledger prints a median at least to the
                 # digits of its min and max, so it never reads outside them.
-                found = [replace(f, resolution=ends[1]) for f in found]
+                centre = col not in ends[0]
+                found = [replace(f, resolution=ends[1], centre=centre) for f in found]
             beside = shown and (
                 not columns
                 or _header_name(header) in {c.lower() for c in columns}

@@ -23,11 +23,9 @@ def owed(data: SiteData) -> list[dict]:
     lookup = issue_owner(data.records)
     closed = issue_closed(data.records)  # an item whose issues are all closed is owed no more
     out: list[dict[str, Any]] = []
-    named: set[int] = set()  # issues the spec items name
     for spec in data.specs:
         href = posixpath.relpath(page_of(spec), posixpath.dirname(PAGE))
         for item in pages.owed_items(spec.body, body=True):
-            named.update(item.issues)
             if settled(item.issues, closed):
                 continue
             out.append(
@@ -45,7 +43,6 @@ def owed(data: SiteData) -> list[dict]:
             entry = entry if isinstance(entry, dict) else {"item": entry}
             issue = entry.get("issue")
             numbers = [int(issue)] if isinstance(issue, int) or (isinstance(issue, str) and issue.isdigit()) else []
-            named.update(numbers)
             if settled(numbers, closed):
                 continue
             out.append(
@@ -58,7 +55,7 @@ def owed(data: SiteData) -> list[dict]:
                     "record": None,
                 }
             )
-    for m in owed_mutations(data.records, named):
+    for m in owed_mutations(data.records):
         numbers = [m.links.issue] if m.links.issue is not None else []
         out.append(
             {

@@ -18,10 +18,10 @@ from ..analysis.figures import (
     sandwich_figures,
     sandwich_result,
 )
-from ..analysis.gates import gate_result, margin_share
+from ..analysis.gates import gate_result, margin_share, mutation_result
 from ..analysis.metrics import derived_facts
 from ..analysis.sandwich import arm_rounds
-from ..schema.kinds import Decision, Environment, Gate, Measurement, Sandwich
+from ..schema.kinds import Decision, Environment, Gate, Measurement, Mutation, Sandwich
 from .context import SiteData
 from .escape import md_inline, quotation
 from .tables import verdict
@@ -187,6 +187,8 @@ def gate(g: Gate) -> Markup:
 def lead(data: SiteData, page: str, record) -> Markup:
     if isinstance(record, Gate):
         return gate(record)
+    if isinstance(record, Mutation):
+        return Markup("**Result:** ") + verdict(mutation_result(record))
     if isinstance(record, Environment):
         return environment(data, record)
     if isinstance(record, Measurement):

@@ -11,7 +11,7 @@ from markupsafe import Markup
 from ..analysis.figures import SPREAD_FIELDS, as_recorded, quote_field, readable_duration
 from ..schema.envelope import ENVELOPE_FIELDS
 from .context import Page, SiteData
-from .escape import clip, md_code, md_inline, md_url
+from .escape import clip, md_code, md_inline, md_url, quotation
 from .forge import Forge
 from .lead import exact, lead
 
@@ -60,7 +60,8 @@ def _value(data: SiteData, page: str, name: str, value: Any, ref_fields: tuple[s
         return md_inline(as_recorded(value))
     if isinstance(value, (dict, list)):
         return md_code(json.dumps(value, ensure_ascii=False, sort_keys=True))
-    return md_inline(value)
+    # The record's own words (a finding's claim, a decision's mechanism): quoted, not claimed.
+    return quotation(md_inline(value)) if isinstance(value, str) else md_inline(value)
 
 
 def _numbered(text: str, url: str | None) -> Markup:
@@ -106,7 +107,7 @@ def record_page(data: SiteData, env, record, file: str) -> Page:
             else:
                 text = str(value)
             if isinstance(value, str) and len(value) <= SHORT_FIELD_LIMIT and "\n" not in value:
-                fields.append((name, md_inline(value)))
+                fields.append((name, quotation(md_inline(value))))
             else:
                 blocks.append((name, text))
             continue

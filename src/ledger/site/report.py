@@ -10,6 +10,7 @@ from markupsafe import Markup
 
 from ..analysis import chronicle
 from ..analysis.figures import sandwich_figures
+from ..analysis.gates import gate_result
 from ..analysis.status import Column
 from ..analysis.stopping_point import NO_VALID_STEP
 from ..schema.kinds import Contract
@@ -48,7 +49,8 @@ def _verdict(record, spread_of=None) -> str:
     if record.kind == "measurement" and record.outcome != "ok":
         return record.outcome
     if record.kind == "gate":
-        return record.outcome
+        # An armed check or positive control must fail: its failing is green ("armed").
+        return gate_result(record)
     return ""
 
 

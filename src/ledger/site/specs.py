@@ -21,6 +21,7 @@ from markdown.extensions.toc import slugify
 from markdown_it.renderer import RendererHTML
 from markupsafe import Markup
 
+from ..analysis.keyed import issue_closed, settled
 from ..errors import InputError, Problem
 from ..pages import front_matter, owed_items
 from ..pages.markdown import body_tokens, parser
@@ -244,8 +245,15 @@ def _front_value(data: SiteData, page: str, key: str, value: Any) -> Markup:
     return md_inline(clip(text, 200))
 
 
+def _issue_numbers(issue: Any) -> list[int]:
+    """A front-matter owed item's `issue:` as numbers (7, "7" or "#7")."""
+    text = str(issue).lstrip("#") if issue is not None else ""
+    return [int(text)] if text.isdigit() else []
+
+
 def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
     template = env.get_template("spec.md.j2")
+    closed = issue_closed(data.records)
     index_rows = []
     for spec in data.specs:
         page = page_of(spec)
@@ -293,7 +301,10 @@ def render(data: SiteData, env, directory_urls: bool = True) -> Iterator[Page]:
                 "name": spec.name,
                 "href": posixpath.relpath(page, "specs"),
                 "title": title,
-                "owed": len(owed) + len(owed_items(spec.body, body=True)),
+                # What is still owed: an item whose issues are all closed is owed no more, as
+                # status and the Hypotheses page count it.
+                "owed": sum(not settled(_issue_numbers(o.get("issue")), closed) for o in owed)
+                + sum(not settled(item.issues, closed) for item in owed_items(spec.body, body=True)),
                 "hypotheses": len(hypotheses),
                 "gates": len(gates),
             }

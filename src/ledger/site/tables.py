@@ -16,7 +16,7 @@ from .context import SiteData
 from .escape import clip, md_inline, quotation
 
 #: Verdicts and statuses drawn as good or bad (colour is never the only signal: the word is there).
-GOOD = ("accepted", "final", "fastest accepted", "faster", "supported", "pass", "armed")
+GOOD = ("accepted", "final", "fastest accepted", "faster", "supported", "pass", "armed", "detected")
 BAD = (
     "rejected",
     "re-gate owed",
@@ -28,6 +28,8 @@ BAD = (
     "blocked",
     "fail",
     "not armed",
+    "survived",
+    "did not build",
 )
 
 
