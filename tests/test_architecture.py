@@ -23,6 +23,7 @@ interpreter on the real modules.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -158,8 +159,15 @@ class Imports(ast.NodeVisitor):
 
 
 def visit(name: str, path: Path) -> Imports:
-    visitor = Imports(name, path.name == "__init__.py")
-    visitor.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    return _visit(name, path.name == "__init__.py", path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _visit(name: str, is_package: bool, text: str) -> Imports:
+    # Parsed once per module and text: a dozen tests walk the same 160 files, and the copies
+    # the planted-import tests make hold the same texts. Callers only read the result.
+    visitor = Imports(name, is_package)
+    visitor.visit(ast.parse(text, filename=name))
     return visitor
 
 
