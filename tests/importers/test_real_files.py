@@ -453,7 +453,9 @@ def pushed(strict_repo: Path, tmp_path: Path) -> Path:
 def test_undeclared_foreign_commits_are_refused_until_declared(pushed: Path) -> None:
     """Commits the source checkout lacks, of a repository ledger.yaml does not declare, are an
     error (sha-foreign): a made-up SHA labelled as another repository's would pass otherwise.
-    Declared, they are verified where the clone is; where it is absent, a warning once."""
+    Declared, they are verified where the clone is; where it is absent, a warning once. The
+    first import and the pushes run as processes (the installed command, the hook); the rest
+    in this process (tests/conftest.py: cli)."""
     files = sorted((ASV_DJANGO / "ubuntu-22.04").glob("*-conda-*.json"))
     refused = run_ledger(pushed, "import", "asv", *map(str, files))
     assert refused.returncode == 2, refused.stdout + refused.stderr
@@ -465,28 +467,28 @@ def test_undeclared_foreign_commits_are_refused_until_declared(pushed: Path) -> 
     config = pushed / "ledger.yaml"
     config.write_text(config.read_text().replace("sources: {}", "sources:\n  unknown:asv: ../django"))
     body = "sources {'unknown:asv': '../django'}: the django checkout asv measured, beside this one"
-    noted = run_ledger(pushed, "add", "note", "-", input=json.dumps({"body": body, "tags": ["ledger-config"]}))
+    noted = cli(pushed, "add", "note", "-", input=json.dumps({"body": body, "tags": ["ledger-config"]}))
     assert noted.returncode == 0, noted.stderr
     git(pushed, "add", "-A")
     git(pushed, "commit", "-q", "-m", "declare the django checkout")
     declared = git(pushed, "push", "origin", "HEAD:main", check=False)
     assert declared.returncode == 0, declared.stderr
     # Declared at a path where no clone is here: unverifiable, refused like an undeclared one.
-    unverified = run_ledger(pushed, "import", "asv", *map(str, files))
+    unverified = cli(pushed, "import", "asv", *map(str, files))
     assert unverified.returncode == 2 and "sha-unverified" in unverified.stderr, unverified.stderr
     # Accepting unverified evidence is a recorded choice: a note naming the rule and its value.
     config.write_text(config.read_text().replace("\nrules:\n", "\nrules:\n  sha-unverified: {severity: warning}\n", 1))
     body = "sha-unverified warning: the django clone is not in CI; these asv results are taken as published"
-    noted = run_ledger(pushed, "add", "note", "-", input=json.dumps({"body": body, "tags": ["ledger-config"]}))
+    noted = cli(pushed, "add", "note", "-", input=json.dumps({"body": body, "tags": ["ledger-config"]}))
     assert noted.returncode == 0, noted.stderr
     git(pushed, "add", "-A")
     git(pushed, "commit", "-q", "-m", "accept unverified django commits")
     accepted = git(pushed, "push", "origin", "HEAD:main", check=False)
     assert accepted.returncode == 0, accepted.stderr
-    result = run_ledger(pushed, "import", "asv", *map(str, files))
+    result = cli(pushed, "import", "asv", *map(str, files))
     assert result.returncode == 0, result.stderr
     assert "belong to unknown:asv" in result.stdout
-    check = run_ledger(pushed, "check")
+    check = cli(pushed, "check")
     assert check.returncode == 0, check.stdout + check.stderr
     text = check.stdout + check.stderr
     assert text.count("sha-unverified") == 1 and "'../django', which is not here" in text
