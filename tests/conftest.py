@@ -84,6 +84,24 @@ def _env(env: dict[str, str] | None) -> dict[str, str]:
     return full_env
 
 
+#: Where coverage's subprocess patch (pyproject.toml) tells a Python child to measure itself.
+COVERAGE_ENV = "COVERAGE_PROCESS_CONFIG"
+
+
+def unmeasured(env: dict[str, str]) -> dict[str, str]:
+    """`env` for a `ledger` process that coverage need not measure: one killed with SIGKILL
+    (it writes no coverage data, so measuring it only slows it), or one of many running the
+    same lines as a measured sibling."""
+    return {k: v for k, v in env.items() if k != COVERAGE_ENV}
+
+
+def stop_measuring() -> None:
+    """In a forked child that ends by os._exit or a kill (multiprocessing's children do):
+    coverage never saves what such a child ran, so its tracer, inherited from the parent,
+    only slows it down. Turned off for this thread."""
+    sys.settrace(None)
+
+
 def run_ledger(
     cwd: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:

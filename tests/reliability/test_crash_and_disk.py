@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, LEDGER_BIN, cli, git, run_ledger
+from conftest import GIT_ENV, LEDGER_BIN, cli, git, run_ledger, stop_measuring, unmeasured
 from reliability.helpers import check_all_clean, files_under, intact_records, kill_while_writing
 
 KILLS = 200
@@ -46,6 +46,7 @@ def _batch(n: int, tag: str, size: int = 1500) -> list:
 def _adder(root: str, n: int, tag: str, stamping, ready) -> None:
     from ledger.store import Item, Ledger, add
 
+    stop_measuring()  # a forked child, killed or ended by os._exit: coverage keeps nothing it runs
     book = Ledger.open(root)
     items = [Item({"body": f"{tag} {i} " + "x" * 1500}, "<api>", None) for i in range(n)]
     ready.send(time.perf_counter())
@@ -118,7 +119,7 @@ def test_cli_adds_killed_mid_write(repo: Path) -> None:
     (repo / "many.jsonl").write_text(
         "".join(json.dumps({"body": f"cli {i} " + "y" * 1500}) + "\n" for i in range(3000))
     )
-    env = {**os.environ, **GIT_ENV}
+    env = unmeasured({**os.environ, **GIT_ENV})  # each one is killed
     for _wave in range(2):
         procs = [
             subprocess.Popen(
@@ -208,10 +209,9 @@ def test_file_size_limit_through_the_cli(repo: Path, tmp_path: Path) -> None:
     # Small records first, one over the limit last: the batch is refused whole.
     lines = [json.dumps({"body": f"small {i}"}) for i in range(5)] + [json.dumps({"body": "v " * 10000})]
     (tmp_path / "batch.jsonl").write_text("\n".join(lines) + "\n")
-    env = {**os.environ, **GIT_ENV}
     # Under an 8 KiB file size limit coverage's own data file (pyproject.toml: patch =
     # subprocess) cannot be written at exit either: this one process is not measured.
-    env.pop("COVERAGE_PROCESS_CONFIG", None)
+    env = unmeasured({**os.environ, **GIT_ENV})
     result = subprocess.run(
         [str(LEDGER_BIN), "add", "note", str(tmp_path / "batch.jsonl")],
         cwd=repo,

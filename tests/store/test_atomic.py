@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import LEDGER_BIN, git, run_ledger
+from conftest import LEDGER_BIN, git, run_ledger, unmeasured
 from reliability.helpers import kill_while_writing
 
 from ledger.errors import WriteError
@@ -78,6 +78,7 @@ def test_a_killed_writer_leaves_no_partial_record(repo: Path) -> None:
         proc = subprocess.Popen(
             [str(LEDGER_BIN), "add", "note", "many.jsonl"],
             cwd=repo,
+            env=unmeasured(dict(os.environ)),  # killed: coverage would keep nothing of it
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
