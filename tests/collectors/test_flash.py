@@ -70,6 +70,7 @@ def test_counted_fa4_computes_attention_and_its_gradients(fa4, causal):
     assert [c[0] for c in fa4.CALLS] == ["fwd", "bwd"]
 
 
+@pytest.mark.slow  # several seconds: out of the quick subset
 def test_flop_counter_mode_counts_fa4_with_the_sdpa_convention(fa4):
     from ledger.collectors.flash import flash_attn_func
 

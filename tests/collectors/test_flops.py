@@ -90,6 +90,7 @@ def test_a_wrong_analytic_count_fails():
         audit_flops(make_step(), analytic=wrong, samples_per_step=B)
 
 
+@pytest.mark.slow  # several seconds: out of the quick subset
 def test_a_custom_attention_op_is_counted_through_a_mapping():
     # Stands in for flash-attn's custom ops: an op outside FlopCounterMode's registry.
     lib = torch.library.Library("ledgertest", "FRAGMENT")

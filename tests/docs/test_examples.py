@@ -257,6 +257,7 @@ def session(path: Path) -> list[tuple[str, list[str], Block]]:
     return out
 
 
+@pytest.mark.slow  # several seconds: out of the quick subset
 def test_the_quickstart_runs_as_written(tmp_path: Path) -> None:
     folder = tmp_path / "qs"
     folder.mkdir()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pytest
 from checks.check_helpers import names_rule, raw_record
 from conftest import cli
 
@@ -60,6 +61,7 @@ def records_on_disk(campaign) -> list[str]:
     return sorted(str(p) for p in (campaign.ledger / "ledger" / "records").rglob("*.json"))
 
 
+@pytest.mark.slow  # several seconds: out of the quick subset
 def test_every_record_check_refuses_is_refused_by_add_with_the_same_rule(campaign) -> None:
     ids = {}
     ids["contract"], _ = campaign.add("contract", {"name": "dit", "model": "DiT"})

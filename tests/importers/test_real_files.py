@@ -574,6 +574,7 @@ def test_hostile_copies_are_refused_with_file_key_and_fix(repo: Path, tmp_path: 
     assert f"{summary}:line 5: scenario 'Batch' is not Offline, Server, SingleStream or MultiStream" in err
 
 
+@pytest.mark.slow  # several seconds: out of the quick subset
 def test_site_lists_a_zone_unknown_time_as_local_never_utc(repo: Path) -> None:
     _, records = ledger_import(repo, "pyperf", DATA / "pyperf/py3.json.gz")
     run = next(r for r in records if r["kind"] == "measurement")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from checks.check_helpers import add, commit, push, raw_record
 from conftest import cli, git, run_ledger
 
@@ -110,6 +111,7 @@ def test_every_git_command_line_is_hardened() -> None:
     assert "safe.bareRepository=explicit" in command("push", hooks=True)
 
 
+@pytest.mark.slow  # several seconds: out of the quick subset
 def test_a_ledger_below_the_top_refuses_a_duplicate_key_at_push_and_in_ci(tmp_path: Path) -> None:
     # A repository whose ledger lives in perf/: before the fix the range checks gave git
     # top-relative paths from perf/, saw no record, and the key index was empty.
