@@ -174,3 +174,11 @@ def test_a_mutation_nothing_detected_is_owed_until_an_issue_owns_or_closes_it(re
     assert "survived mutation: W2, Linear3d widened" in page.text and "survived mutation: T1, output" in page.text
     assert "D9, typo" not in page.text and "T2, gather" not in page.text and "P1, phase stamps off" in page.text
     assert "[mutation record](" in page.text
+
+
+def test_ledger_list_live_shows_each_issue_once_with_its_state(repo: Path) -> None:
+    campaign(repo)
+    every = json.loads(cli(repo, "list", "--kind", "issue", "--format", "json").stdout)
+    assert len(every) == 4 and sum(1 for r in every if r["superseded_by"]) == 2
+    live = json.loads(cli(repo, "list", "--kind", "issue", "--live", "--format", "json").stdout)
+    assert [(r["key"], r["value"]) for r in live] == [("#1044", "closed"), ("#1010", "open")], live

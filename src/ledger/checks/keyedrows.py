@@ -64,8 +64,10 @@ RULES += (
         "A keyed table holds each key once. A second row with a key the table already has is what "
         "two branches appending the same row produce under `merge=union`; checked on the tree, the "
         "same at push and in `--all`.",
-        "Delete the repeated row and keep the one first published; a correction is a row with its "
-        "own key, or a declared rewrite of the row (`Row-Changed: FILE#KEY`).",
+        "Keep the row the remote already has and delete the one this branch added (after a "
+        "`merge=union` it may sit above or below the other: `git diff origin/main -- FILE` shows "
+        "which is new); a correction is a row with its own key, or a declared rewrite of the row "
+        "(`Row-Changed: FILE#KEY`).",
     ),
 )
 
@@ -192,7 +194,8 @@ def check_unique_keys(path: str, text: str, key: str | int | None, emit) -> None
             emit(
                 "keyed-unique",
                 path,
-                f"key {row.key!r} of table [{_short(row.table)}] is already the key of line {first[where]}",
+                f"key {row.key!r} of table [{_short(row.table)}] is already the key of line {first[where]} "
+                f"(lines {first[where]} and {row.line} share it)",
                 line=row.line,
             )
         else:

@@ -37,7 +37,10 @@ def summary(record) -> str:
 
 
 def value(record) -> str | None:
-    """A measurement's value as every surface quotes it (None for other kinds)."""
+    """A measurement's value as every surface quotes it; an issue's state and owner (None for
+    other kinds)."""
+    if record.kind == "issue":
+        return record.status + (f", {record.owner}" if record.owner else "")
     if record.kind != "measurement":
         return None
     field = record.headline_field
@@ -49,19 +52,25 @@ def value(record) -> str | None:
 @click.command("list")
 @click.option("--kind", type=click.Choice(sorted(KINDS)), default=None, help="Only records of this kind.")
 @click.option("--limit", type=int, default=None, help="Only the newest N records.")
+@click.option(
+    "--live", is_flag=True, help="Only live records: none a correction supersedes (each issue once, as it stands)."
+)
 @FORMAT_OPTION
 @click.pass_context
-def command(ctx: click.Context, kind: str | None, limit: int | None, fmt: str) -> int:
+def command(ctx: click.Context, kind: str | None, limit: int | None, live: bool, fmt: str) -> int:
     """List records, oldest first, by when the evidence was taken.
 
-    Ids are shown as their shortest unique prefix (`ledger show PREFIX` takes it); on a
-    narrow terminal the allocation, commit, topology and time columns leave first."""
+    Every record is listed, a corrected one marked "(superseded by ...)"; --live lists only
+    what stands. Ids are shown as their shortest unique prefix (`ledger show PREFIX` takes
+    it); on a narrow terminal the allocation, commit, topology and time columns leave first."""
     ledger = open_ledger(ctx)
     records = ledger.records(kind)
-    if limit is not None:
-        records = records[-limit:]
     everything = ledger.records() if kind else records
     superseded_by = {old: r.id for r in everything for old in r.supersedes}
+    if live:
+        records = [r for r in records if r.id not in superseded_by]
+    if limit is not None:
+        records = records[-limit:]
     rows = [
         {
             "id": r.id,
