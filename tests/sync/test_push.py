@@ -326,6 +326,13 @@ def test_json_errors_are_one_object_and_name_the_remote_argument(pushed: Path, t
     assert "origin has no branch 'mian'; its branches: main" in mistyped, mistyped
     assert "`--branch main`" in mistyped and "--new-branch" in mistyped
     assert git(remote, "branch", "--list", "mian").stdout == ""
+    # A lock of this clone that another git may hold (fresh, no push of ours left it) is named,
+    # not an internal error of the `git add` it blocked.
+    lock = a / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    blocked = error_of(*push(a))
+    assert re.search(rf"{re.escape(str(lock))} is \d+ s old", blocked) and "wait for that git" in blocked, blocked
+    lock.unlink()
     assert "one of this clone's remotes (origin) as REMOTE" in wrong and "git remote add upstream URL" in wrong
     bare = {k: v for k, v in env().items() if not k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))}
     home = tmp_path / "home"

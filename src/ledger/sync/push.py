@@ -269,7 +269,7 @@ class _Run:
             git_command(*args, hooks=True), cwd=self.ledger.root, capture_output=True, text=True, env=full, input=stdin
         )
         if check and proc.returncode != 0:
-            raise GitError(f"git {' '.join(args[:3])}: {proc.stderr.strip()}")
+            raise _lock_error(proc.stderr) or GitError(f"git {' '.join(args[:3])}: {proc.stderr.strip()}")
         return proc
 
     def rev(self, ref: str) -> str | None:
@@ -600,23 +600,9 @@ class _Run:
         self.state_stage("merge", head_before=head_before, index_before=self.git.maybe("write-tree"))
         proc = self.run_git("merge", "--quiet", "--no-edit", "-m", message, *tips, check=False)
         if proc.returncode != 0:
-            held = [lock for lock in map(inspect_lock, locks_named(proc.stderr)) if lock is not None]
-            if held:
-                # Another git holds a lock of this clone: not a conflict, and not "see git's message".
-                raise InputError(
-                    "a git lock blocks the merge",
-                    [
-                        Problem(
-                            lock.path,
-                            "",
-                            lock.describe(),
-                            f"clear it: {lock.command}"
-                            if lock.stale
-                            else "wait for that git to finish, then push again",
-                        )
-                        for lock in held
-                    ],
-                )
+            locked = _lock_error(proc.stderr)
+            if locked is not None:
+                raise locked
             conflicted = self.git.text("diff", "--name-only", "--diff-filter=U", check=False).split()
             self.run_git("merge", "--abort", check=False)
             raise InputError(
@@ -1202,6 +1188,28 @@ def _lead(rules: list[str]) -> str:
     """The lead-in of a refusal: each rule's own fix, or "follow the fix" for one without a lead."""
     leads = list(dict.fromkeys(_LEADS.get(rule, f"follow the {rule} fix") for rule in rules))
     return "; ".join(leads) if leads else "follow the fix"
+
+
+def _lock_error(stderr: str) -> InputError | None:
+    """A git command of this clone refused by a lock another git holds (`Unable to create
+    '.../index.lock': File exists`): the lock, its age and what clears it, in one place for
+    every git this push runs, rather than an internal error or "see git's message". (Its own
+    killed git's locks are cleared by recovery before any of them runs.)"""
+    held = [lock for lock in map(inspect_lock, locks_named(stderr)) if lock is not None]
+    if not held:
+        return None
+    return InputError(
+        "a git lock blocks this clone",
+        [
+            Problem(
+                lock.path,
+                "",
+                lock.describe(),
+                f"clear it: {lock.command}" if lock.stale else "wait for that git to finish, then push again",
+            )
+            for lock in held
+        ],
+    )
 
 
 def _why(attempt: Attempt, remote: str, branch: str, summary: str, stderr: str) -> str:
