@@ -351,3 +351,13 @@ def test_the_hook_finds_the_evidence_a_page_lists_in_its_front_matter(investigat
     assert ok.returncode == 0 and "figures-evidence" not in ok.stderr, ok.stderr
     everything = cli(investigation, "check", "--all").stdout
     assert "docs/USAGE.md" not in everything, everything
+
+
+def test_a_declared_spread_cell_cannot_understate_its_rows_range(investigation: Path):
+    """The outsider: under `spread_column: Spread` any value let the row's figures stand, so
+    a 20-thread row reading 0.1% beside 0.2024 .. 0.2534 (22.8%) kept its 9.14x."""
+    tampered = AB_TABLE.replace("| 0.2534 | 22.8% |", "| 0.2534 | 0.1% |")
+    write(investigation, "docs/USAGE.md", "---\nfigures: {spread_column: Spread}\n---\n# Usage\n\n" + tampered)
+    stderr = refused(investigation, "a spread cell that understates its row", "figures-spread")
+    assert "9.14x carries 3 significant figures; a 22.8" in stderr, stderr
+    assert "9.15x" not in stderr  # the 16-thread row's own 21.0% is as its range says

@@ -581,6 +581,12 @@ def quoted_figures(
                 values = [float(v) for v in re.findall(_NUM, texts[col])]
                 if values:
                     spread = max([spread or 0.0, *values])
+        observed = _observed_spread([_header_name(h) for h in headers], texts, ends)
+        if shown and observed is not None and (spread is None or spread < 0.95 * observed):
+            # A declared Spread cell that understates the row's own min-max range (0.1% beside
+            # 0.2024 .. 0.2534 around 0.2234, which is 22.8%) does not let the figures stand:
+            # they are judged against the range the row shows.
+            shown, spread = False, observed
         joined_hrefs = " ".join(h for c in cells for h in _hrefs(c))
         ids = tuple(dict.fromkeys(_ULID.findall(" ".join(texts) + " " + joined_hrefs)))
         for col, cell_text in enumerate(texts):
@@ -612,6 +618,18 @@ def quoted_figures(
 
 _EXTREMES = {"min": 0, "minimum": 0, "max": 1, "maximum": 1}
 _CENTRES = {"median", "mean"}
+
+
+def _observed_spread(names: list[str], texts: list[str], ends: tuple[set[int], float] | None) -> float | None:
+    """A row's own spread in percent, (max - min) / median, when it shows all three."""
+    if ends is None:
+        return None
+    for i, name in enumerate(names):
+        if name in _CENTRES and i < len(texts):
+            found = re.findall(_NUMBER, texts[i])
+            centre = float(found[0].replace(",", "")) if found else 0.0
+            return 100.0 * ends[1] / centre if centre > 0 else None
+    return None
 
 
 def _range_ends(headers: list[str], texts: list[str]) -> tuple[set[int], float] | None:
