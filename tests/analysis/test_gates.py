@@ -58,9 +58,11 @@ def test_an_armed_check_is_green_when_it_fails_and_owed_when_it_passes(repo: Pat
 
 def test_margins_are_shown_against_their_tolerance_and_a_pass_over_one_is_refused(repo: Path) -> None:
     body = {"title": "test_ltx2_vae", "outcome": "pass", "executed": 42, "passed": 42, "margins": GOLDENS}
+    body |= {"load_avg": [82, 94], "cpu_count": 20}
     code, rid = add(repo, body)
     assert code == 0, rid
     shown = cli(repo, "show", rid).stdout
+    assert "load 82-94 on 20 cores" in shown, shown
     # The closest to failing first, as a share of what the case allows.
     assert shown.index("tiled decode, untiled control B: 2.80142e-06 against 5e-06, 56% of tolerance") < shown.index(
         "Conv video decoder: 1.72853e-06 against 5e-06, 35% of tolerance"

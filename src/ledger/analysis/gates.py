@@ -16,6 +16,15 @@ def gate_result(gate: Gate) -> str:
     return f"{gate.outcome}{counts}"
 
 
+def gate_load(gate: Gate) -> str | None:
+    """The machine's load while the gate ran, beside its cores: "load 82-94 on 20 cores"."""
+    if not gate.load_avg:
+        return None
+    low, high = min(gate.load_avg), max(gate.load_avg)
+    load = f"{low:g}" if low == high else f"{low:g}-{high:g}"
+    return f"load {load}" + (f" on {gate.cpu_count} cores" if gate.cpu_count else " (cores not recorded)")
+
+
 def margin_share(m: Margin) -> str:
     """A golden against its tolerance as the investigation writes it: `56% of tolerance`."""
     percent = 100.0 * m.fraction

@@ -21,7 +21,7 @@ from ..analysis.figures import (
     sandwich_figures,
     sandwich_result,
 )
-from ..analysis.gates import gate_result, margin_share, mutation_result
+from ..analysis.gates import gate_load, gate_result, margin_share, mutation_result
 from ..analysis.metrics import audit_of, contract_audits, derived_facts
 from ..analysis.sandwich import arm_rounds
 from ..checks.registry import eligibility_thresholds
@@ -49,6 +49,20 @@ def text_of(record, key: str, value) -> str:
         text = json.dumps(value, ensure_ascii=False)
         return text if len(text) < 100 else json.dumps(value, indent=2, ensure_ascii=False)
     return str(value)
+
+
+def result_lines(record) -> list[str]:
+    """What a decision, mutation or gate leads with, as its record page does: the verdict or
+    result first, then a gate's load and its goldens, the closest to failing first."""
+    if record.kind == "decision":
+        return [record.verdict + (f"; {record.qualifier}" if record.qualifier else "")]
+    if record.kind == "mutation":
+        return [mutation_result(record)]
+    if record.kind != "gate":
+        return []
+    margins = sorted(record.margins, key=lambda m: m.fraction, reverse=True)
+    load = gate_load(record)
+    return [gate_result(record), *([load] if load else []), *map(margin_share, margins)]
 
 
 @click.command("show")
@@ -95,14 +109,8 @@ def command(ctx: click.Context, record_id: str, fmt: str) -> int:
         out.print(
             Text(f"Allocation health: {health} by its readings" + (f" ({'; '.join(reasons)})" if reasons else ""))
         )
-    if record.kind == "decision":
-        out.print(Text(record.verdict + (f"; {record.qualifier}" if record.qualifier else ""), style="bold"))
-    if record.kind == "mutation":
-        out.print(Text(mutation_result(record), style="bold"))
-    if record.kind == "gate":
-        out.print(Text(gate_result(record), style="bold"))
-        for margin in sorted(record.margins, key=lambda m: m.fraction, reverse=True):
-            out.print(Text(margin_share(margin)))
+    for n, line in enumerate(result_lines(record)):
+        out.print(Text(line, style="bold" if n == 0 else ""))
     if record.kind == "sandwich":
         # The verdict and the delta first, as its record page leads with them; the arms'
         # spreads set the digits, as there.

@@ -649,6 +649,9 @@ class Gate(Envelope):
         description="The machine's load average while the gate ran: the 1-, 5- and 15-minute figures "
         "`uptime` prints, or readings taken across the run (lowest to highest, e.g. [4.70, 15.88]).",
     )
+    cpu_count: int | None = Field(
+        None, ge=1, description="Cores of the machine the gate ran on: a load of 82-94 means little without them."
+    )
     format: str | None = Field(None, description="junit, ctest, ...")
     outcome: Literal["pass", "fail", "no-tests"]
     failed_names: list[str] = Field(default_factory=list, description="Tests that failed or errored.")

@@ -18,7 +18,7 @@ from ..analysis.figures import (
     sandwich_figures,
     sandwich_result,
 )
-from ..analysis.gates import gate_result, margin_share, mutation_result
+from ..analysis.gates import gate_load, gate_result, margin_share, mutation_result
 from ..analysis.metrics import derived_facts
 from ..analysis.sandwich import arm_rounds
 from ..schema.kinds import Decision, Environment, Gate, Measurement, Mutation, Sandwich
@@ -172,6 +172,9 @@ def gate(g: Gate) -> Markup:
     """A gate's result against the one it must have, and its goldens against their tolerance,
     the closest to failing first."""
     parts = [Markup("**Result:** ") + verdict(gate_result(g))]
+    load = gate_load(g)
+    if load:
+        parts.append(Markup("**Machine:** ") + md_inline(load))
     margins = sorted(g.margins, key=lambda m: m.fraction, reverse=True)
     if margins:
         parts.append(Markup("**Margins:**"))
