@@ -367,3 +367,19 @@ def test_a_long_title_wraps_and_is_never_clipped(tmp_path):
         assert not any("…" in t for t in texts), texts
         # Every character of the title is drawn, in order, over as many lines as it takes.
         assert "".join(chart.title.split()) in "".join("".join(texts).split()), texts
+
+
+def test_points_of_one_commit_share_its_x_unless_they_would_overlap(tmp_path):
+    """Issue 26: the ltx2 demo's one commit drew 0.71, 0.99 and 1.42 s side by side in
+    topology order, a rising line of dots between commits that never happened. Points of one
+    commit share its x; only values whose markers would overlap are moved apart."""
+    root = tmp_path / "campaign"
+    root.mkdir()
+    c = Campaign(root)
+    contract = c.add("contract", 0, {"name": "k", "model": "dit"})
+    for minutes, value in ((3, 0.71), (4, 0.99), (5, 1.42), (6, 1.425)):
+        measure(c, contract, "a" * 40, value, minutes=minutes)
+    chart = charts_of(root)["step_time"]
+    x = {round(p.value, 3): p.x for p in chart.points}
+    assert x[0.71] == x[0.99] == 0.0, x  # apart in value: one column
+    assert x[1.42] != x[1.425] and abs(x[1.42] - x[1.425]) <= 0.6, x  # would overlap: side by side
