@@ -42,18 +42,21 @@ def records(repo: Path, kind: str) -> list[dict]:
 def test_each_phase_delta_is_attributed_to_its_phase_and_the_wrapper_is_not_matched(repo: Path, tmp_path: Path) -> None:
     # The workload runs as `memhog` (a link to the interpreter, so comm is memhog) under an
     # `sh` wrapper whose own command line mentions memhog: only the workload may be sampled.
-    memhog = tmp_path / "memhog"
+    # A name of this run's own (comm keeps 15 characters): the sampler matches by name across
+    # the machine, and a second `memhog` alive at the same moment was sampled beside it.
+    name = f"memhog{os.getpid() % 100000}"
+    memhog = tmp_path / name
     memhog.symlink_to(os.path.realpath(sys.executable))
     (tmp_path / "hog.py").write_text(HOG)
     data = tmp_path / "weights.bin"
     data.write_bytes(os.urandom(64 * MIB))
-    wrapper = f"{memhog} {tmp_path / 'hog.py'} {LEDGER_BIN} {data}; echo memhog finished"
+    wrapper = f"{memhog} {tmp_path / 'hog.py'} {LEDGER_BIN} {data}; echo {name} finished"
     result = run_ledger(
         repo,
         "sampler",
         "run",
         "--name",
-        "memhog",
+        name,
         "--interval",
         "0.05",
         "--no-nvml",
@@ -66,9 +69,9 @@ def test_each_phase_delta_is_attributed_to_its_phase_and_the_wrapper_is_not_matc
     )
     assert result.returncode == 0, result.stderr
     [rec] = records(repo, "memory-profile")
-    assert [p["name"] for p in rec["processes"]] == ["memhog"]
+    assert [p["name"] for p in rec["processes"]] == [name]
     assert rec["processes"][0]["found_by"] == "name"
-    assert rec["targets"] == ["name=memhog"]
+    assert rec["targets"] == [f"name={name}"]
     assert rec["command"].startswith("sh -c ")
     phases = {p["name"]: p for p in rec["phases"]}
     assert list(phases) == ["load", "release"]
