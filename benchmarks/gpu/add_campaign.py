@@ -470,7 +470,46 @@ AUDIT_TITLES = {
     "weight copies: exact FLOP audit",
     "fa4-fused": "reference DiT stack, flash-attn 4, q/k/v and cross k/v projections as one GEMM each on the bf16 "
     "weight copies: exact FLOP audit",
+    "fa4-quack": "reference DiT stack, flash-attn 4, the FFN's GELU in quack GEMM epilogues (ledger::gemm_gelu, "
+    "ledger::gemm_dgelu): exact FLOP audit",
 }
+
+
+def _gemm_bodies(rows: list[dict], probe: dict, ph: dict) -> list[dict]:
+    """The FFN's GEMMs at batch 12 timed alone, cuBLAS against quack (phase h31)."""
+    out = []
+    for r in rows:
+        if "tflops" not in r:
+            continue
+        flop = 2 * r["m"] * r["k"] * r["n"]
+        samples = [flop / x / 1e12 for x in r["samples_s"]]
+        out.append(
+            {
+                **probe,
+                "title": f"{r['gemm']} GEMM {r['m']}x{r['k']}x{r['n']} bf16, {r['impl']}: device time "
+                "(calls queued behind a GPU spin)",
+                "metric": "gemm_tflops",
+                "unit": "TFLOP/s",
+                "lower_is_better": False,
+                "statistic": "median",
+                "samples": samples,
+                **summarize(samples),
+                "command": f"bash benchmarks/gpu/run_campaign.sh {ph['phase']}",
+                "extra": {
+                    "gemm": r["gemm"],
+                    "implementation": r["impl"],
+                    "m": r["m"],
+                    "k": r["k"],
+                    "n": r["n"],
+                    "batch": r["batch"],
+                    "kernel_us_median": round(r["median_s"] * 1e6, 1),
+                    "first_call_s": round(r["first_call_s"], 2),
+                    "timing": "CUDA events around each call, the calls queued behind torch.cuda._sleep",
+                    "convention": "2*M*K*N per GEMM (the epilogue's GELU is not model FLOP)",
+                },
+            }
+        )
+    return out
 
 
 def _load_of(arm: dict) -> dict | None:
@@ -489,7 +528,7 @@ def _load_of(arm: dict) -> dict | None:
 
 
 def sort_phases(phases: list[dict]) -> list[dict]:
-    order = {"base": 0, "fa4": 1, "h27": 2, "h28": 3, "h29": 4, "h30": 5}
+    order = {"base": 0, "fa4": 1, "h27": 2, "h28": 3, "h29": 4, "h30": 5, "h31": 6}
     phases.sort(
         key=lambda d: (order[d["phase"]], len(d.get("log", [])) and d["log"][0], d.get("device_seconds_driver"))
     )
@@ -600,6 +639,11 @@ def main() -> int:
             by_change.setdefault("cross-attention", []).extend(
                 r.id for r in put("measurement", _host_bound_bodies(rows, probe, ph), origin)
             )
+        gemm_rows = [r for r in ph.get("gemm_probe", []) if "tflops" in r]
+        if gemm_rows:
+            by_change.setdefault("ffn-quack", []).extend(
+                r.id for r in put("measurement", _gemm_bodies(gemm_rows, probe, ph), origin)
+            )
         for key in ("profile_start", "profile_end"):
             if ph.get(key) and "wall_s" in ph[key]:
                 prof_rec = put("measurement", [_profile_body(ph[key], key, probe, ph)], origin)[0]
@@ -670,6 +714,8 @@ def main() -> int:
                 },
             }
             audit_key = f"{cfg['attn']}-fused" if cfg.get("proj") == "fused" else cfg["attn"]
+            if cfg.get("ffn") == "quack":
+                audit_key = f"{cfg['attn']}-quack"
             if audits.get(audit_key):
                 body["flop_audit"] = audits[audit_key]
             peaks = [m for m in mem if m]

@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 import torch  # noqa: E402
-from campaign_probes import attention_timing, check_overlap, host_bound, profile_step  # noqa: E402
+from campaign_probes import attention_timing, check_overlap, gemm_probe, host_bound, profile_step  # noqa: E402
 from campaign_workload import BASELINE, Config, Workload  # noqa: E402
 from reference_workload import LTX2_LIKE, SMALL, analytic_flops  # noqa: E402
 
@@ -55,7 +55,7 @@ DERIVATION = (
 
 def main() -> int:  # one driver, read top to bottom
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--phase", choices=["base", "fa4", "h27", "h28", "h29", "h30"], required=True)
+    ap.add_argument("--phase", choices=["base", "fa4", "h27", "h28", "h29", "h30", "h31"], required=True)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--state", type=Path, default=Path("/tmp/ledger-campaign/state.json"))
     ap.add_argument("--rounds", type=int, default=3)
@@ -133,7 +133,7 @@ def main() -> int:  # one driver, read top to bottom
         args.start = "attn=fa4,compile=blocks,optim=fused,batch=8"  # what issue #16's campaign reached
     if args.phase == "h28" and "current" not in state and not args.start:
         args.start = "attn=fa4,compile=blocks,optim=fused,weights=bf16-copy,batch=12"  # what h27 reached
-    if args.phase in ("h29", "h30") and "current" not in state and not args.start:
+    if args.phase in ("h29", "h30", "h31") and "current" not in state and not args.start:
         # What h27 reached (h28's fused projections were neutral), with flash-attn 4 this time.
         args.start = "attn=fa4,compile=blocks,optim=fused,weights=bf16-copy,batch=12"
     if args.start:
@@ -165,7 +165,7 @@ def main() -> int:  # one driver, read top to bottom
     fa4_version, fa4_reason = fa4_status()
     result["fa4"] = {"version": fa4_version, "reason": fa4_reason}
     say(f"flash-attn 4: {fa4_version or fa4_reason}")
-    if args.phase in ("h29", "h30") and cuda and not fa4_version:
+    if args.phase in ("h29", "h30", "h31") and cuda and not fa4_version:
         # h29 measures from flash-attn 4 (h28 had to run without it): without it, stop here
         # rather than spend the call on sandwiches no decision could use.
         result["stopped"] = f"flash-attn 4 is not installed: {fa4_reason}"
@@ -188,7 +188,7 @@ def main() -> int:  # one driver, read top to bottom
             result["host_bound"] = [{"error": f"{type(exc).__name__}: {exc}"[:1500]}]
             say(f"host-bound probe FAILED: {exc}")
         save()
-    if cuda and args.phase in ("h27", "h28", "h29", "h30"):
+    if cuda and args.phase in ("h27", "h28", "h29", "h30", "h31"):
         from bf16_adamw import check as check_bf16_adamw
 
         result["bf16_adamw_check"] = check_bf16_adamw("cuda")
@@ -227,9 +227,12 @@ def main() -> int:  # one driver, read top to bottom
         # The fused projections' GEMMs must count what the separate ones did.
         "fa4-fused": Config(attn="fa4", weights="bf16-copy", proj="fused", batch=shape.batch),
         "sdpa-fused": Config(attn="sdpa", weights="bf16-copy", proj="fused", batch=shape.batch),
+        # Issue #27, phase h31: the FFN's GEMMs through quack (ledger::gemm_gelu, ledger::gemm_dgelu).
+        "fa4-quack": Config(attn="fa4", weights="bf16-copy", ffn="quack", batch=shape.batch),
     }
     if args.small:
         audit_cfgs["fa4-fused"] = audit_cfgs["fa4-fused"].with_(attn="sdpa")
+        audit_cfgs["fa4-quack"] = audit_cfgs["fa4-quack"].with_(attn="sdpa")
     for name in {
         "base": ["sdpa"],
         "fa4": ["fa4"],
@@ -237,6 +240,7 @@ def main() -> int:  # one driver, read top to bottom
         "h28": [f"{current.attn}-fused"],
         "h29": [current.attn],
         "h30": [current.attn],
+        "h31": ["fa4-quack"],
     }[args.phase]:
         cfg = audit_cfgs[name]
         attn = cfg.attn
@@ -261,6 +265,13 @@ def main() -> int:  # one driver, read top to bottom
                         if cfg.proj == "fused"
                         else ""
                     )
+                    + (
+                        "; the FFN's ff1 GEMM (+ bias + tanh-GELU epilogue) and ff2 input-gradient GEMM (+ GELU "
+                        "derivative epilogue) as quack GEMMs through ledger::gemm_gelu/gemm_dgelu, counted as the "
+                        "linears they replace"
+                        if cfg.ffn == "quack"
+                        else ""
+                    )
                 ),
             )
             result["audits"][name] = {
@@ -274,6 +285,16 @@ def main() -> int:  # one driver, read top to bottom
             say(f"audit {name} FAILED: {type(exc).__name__}: {str(exc)[:1500]}")
         work.drop(cfg)
     save()
+    if args.phase == "h31" and not args.no_probes:
+        # The FFN's GEMMs at batch 12, cuBLAS against quack (with and without the GELU epilogues).
+        try:
+            result["gemm_probe"] = gemm_probe(shape, device, say)
+        except Exception as exc:
+            result["gemm_probe"] = [{"error": f"{type(exc).__name__}: {exc}"[:1500]}]
+            say(f"GEMM probe FAILED: {exc}")
+        if cuda:
+            torch.cuda.empty_cache()
+        save()
 
     # 4. Sandwiches, one per change, each on top of the current configuration.
     primes: list[float] = []  # seconds each arm's first step took (compile, capture, first call)
@@ -437,9 +458,11 @@ def main() -> int:  # one driver, read top to bottom
         # Issue #27, sixth round: each parameter's AdamW pass issued as its gradient arrives,
         # on a side stream beside the rest of the backward.
         "optim-overlap": lambda c: c.with_(optim="overlap"),
+        # Issue #27, seventh round (phase h31): the FFN's GELU fused into quack GEMMs' epilogues.
+        "ffn-quack": lambda c: c.with_(ffn="quack"),
     }
     # How much longer than a default compile a change's compile is expected to take (for the deadline).
-    compile_factor = {"compile-tuned": 2.0, "compile-autotune": 4.0, "compile-graphs": 1.5}
+    compile_factor = {"compile-tuned": 2.0, "compile-autotune": 4.0, "compile-graphs": 1.5, "ffn-quack": 1.5}
     order = {
         "base": ["batch", "optimizer", "compile", "graphs"],
         "fa4": ["attention"],
@@ -449,6 +472,8 @@ def main() -> int:  # one driver, read top to bottom
         "h29": ["compile-tuned", "compile-autotune"],
         # Issue #27, sixth round: the optimizer beside the backward, then cuDNN cross-attention again.
         "h30": ["optim-overlap", "cross-attention"],
+        # Issue #27, seventh round: the FFN's tanh-GELU and its derivative in the GEMMs' epilogues.
+        "h31": ["ffn-quack"],
     }[args.phase]
     if args.only:
         order = [c for c in args.only.split(",") if c]
@@ -507,7 +532,7 @@ def main() -> int:  # one driver, read top to bottom
     if (
         args.phase in ("fa4", "h27")
         or (args.phase == "h28" and taken and in_time)
-        or (args.phase in ("h29", "h30") and in_time)
+        or (args.phase in ("h29", "h30", "h31") and in_time)
     ) and time.perf_counter() - t_start < args.budget_s + 30:
         say(f"final: {current.label()}")
         try:
@@ -529,7 +554,7 @@ def main() -> int:  # one driver, read top to bottom
             result["final"] = {"config": current.as_dict(), "error": f"{type(exc).__name__}: {exc}"[:1500]}
             say(f"  final FAILED: {exc}")
     profile_in_time = not args.deadline_s or time.perf_counter() - t_start + 15 < args.deadline_s
-    if args.phase in ("h27", "h28", "h29", "h30") and taken and (args.phase == "h27" or profile_in_time):
+    if args.phase in ("h27", "h28", "h29", "h30", "h31") and taken and (args.phase == "h27" or profile_in_time):
         if time.perf_counter() - t_start < args.budget_s + 30:
             result["profile_end"] = profile_step(work, current, cuda, say)
     result["environment_load"] = env_load

@@ -379,3 +379,66 @@ def _loss(work: Workload, cfg: Config, latents, text, target, t):
     ):
         pred = model_forward(work.model, runners, latents, text, t, lin)
     return F.mse_loss(pred.float(), target)
+
+
+def gemm_probe(shape, device: torch.device, say, batch: int = 12, repeats: int = 20) -> list[dict]:
+    """The FFN's GEMMs at the workload's batch-`batch` shapes (issue #27, phase h31): cuBLAS
+    (F.linear with its bias, the mm of an input gradient) against quack's CuTe DSL GEMM with the
+    same bias and with the GELU (or GELU-derivative) epilogue, each call queued behind a GPU spin
+    (device time alone), median of `repeats`. The GELU passes Inductor would run beside cuBLAS are
+    not in these rows: the probe says what quack's GEMMs cost, the sandwich what the step gains."""
+    if device.type != "cuda":
+        return []
+    from campaign_workload import gemm_dgelu, gemm_gelu
+    from quack.gemm_interface import gemm
+
+    m, d, f = batch * shape.video_tokens, shape.dim, shape.ffn_mult * shape.dim
+    gen = torch.Generator(device=device).manual_seed(31)
+
+    def t(*s, scale=1.0):
+        return torch.randn(*s, device=device, dtype=torch.bfloat16, generator=gen) * scale
+
+    x, w1, b1 = t(m, d), t(f, d, scale=d**-0.5), t(f)
+    w2, b2, pre, dout = t(d, f, scale=f**-0.5), t(d), t(m, f), t(m, d)
+    cases = [
+        ("ff1 forward", "cuBLAS F.linear + bias", m, d, f, lambda: F.linear(x, w1, b1)),
+        ("ff1 forward", "quack GEMM + bias", m, d, f, lambda: gemm(x, w1.T, bias=b1, tuned=False)),
+        ("ff1 forward", "quack GEMM + bias + tanh-GELU epilogue", m, d, f, lambda: gemm_gelu(x, w1, b1)),
+        ("ff2 input gradient", "cuBLAS mm", m, d, f, lambda: dout.mm(w2)),
+        ("ff2 input gradient", "quack GEMM + GELU-derivative epilogue", m, d, f, lambda: gemm_dgelu(dout, w2, pre)),
+        ("projection forward", "cuBLAS F.linear + bias", m, d, d, lambda: F.linear(x, w2[:, :d], b2)),
+        (
+            "projection forward",
+            "quack GEMM + bias",
+            m,
+            d,
+            d,
+            lambda: gemm(x, w2[:, :d].contiguous().T, bias=b2, tuned=False),
+        ),
+    ]
+    rows = []
+    for gemm_name, impl, mm, kk, nn_, fn in cases:
+        row = {"gemm": gemm_name, "impl": impl, "m": mm, "k": kk, "n": nn_, "batch": batch}
+        try:
+            t0 = time.perf_counter()
+            fn()  # first call: quack compiles its kernel here
+            torch.cuda.synchronize()
+            row["first_call_s"] = time.perf_counter() - t0
+            for _ in range(3):
+                fn()
+            secs = _events(fn, repeats, spin_s=0.1)
+            med = statistics.median(secs)
+            row.update(
+                samples_s=secs,
+                median_s=med,
+                tflops=2 * mm * kk * nn_ / med / 1e12,
+                tflops_range=[2 * mm * kk * nn_ / max(secs) / 1e12, 2 * mm * kk * nn_ / min(secs) / 1e12],
+            )
+            say(
+                f"  gemm {gemm_name}, {impl}: {med * 1e3:.3f} ms, {row['tflops']:.0f} TFLOP/s (first call {row['first_call_s']:.1f} s)"
+            )
+        except Exception as exc:  # a kernel that fails costs its own row
+            row["error"] = f"{type(exc).__name__}: {exc}"[:1500]
+            say(f"  gemm {gemm_name}, {impl}: FAILED {row['error'][:300]}")
+        rows.append(row)
+    return rows

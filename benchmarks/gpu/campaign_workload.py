@@ -28,7 +28,15 @@ a step runs:
               "max-autotune" (mode max-autotune-no-cudagraphs: the matmuls autotuned too,
               Triton templates against cuBLAS, epilogues fused where a template wins) or
               "graphs" (mode reduce-overhead: each compiled block's forward and backward
-              replayed as CUDA graphs by Inductor's cudagraph trees; the step marked as one).
+              replayed as CUDA graphs by Inductor's cudagraph trees; the step marked as one);
+- `ffn`:      "inductor" (cuBLAS GEMMs, the tanh-GELU and its backward in Inductor's fusions) or
+              "quack" (the GELU in the GEMMs' epilogues, quack's CuTe DSL GEMMs on Hopper: the ff1
+              GEMM writes the pre-activation and the GELU of it in one kernel, and the ff2 input-
+              gradient GEMM multiplies by GELU's derivative of the saved pre-activation and writes
+              the recomputed activation for ff2's weight gradient in one kernel; the weight
+              gradients and ff1's input gradient stay cuBLAS. Through ledger's counted custom ops
+              `ledger::gemm_gelu` and `ledger::gemm_dgelu`, so the FLOP audit counts them and
+              torch.compile keeps them opaque: `QuackFFN`).
 
 Numerics are the same in both `weights` settings: autocast rounds the same fp32 master to
 bf16 (round to nearest even) and its matmul writes a bf16 weight gradient before the cast
@@ -50,6 +58,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from reference_workload import DiT, Shape, _rms
+from torch.utils.flop_counter import register_flop_formula
 
 from ledger.collectors.flash import flash_attn_func
 
@@ -80,11 +89,12 @@ class Config:
     weights: str = "autocast"
     proj: str = "separate"
     mode: str = "default"
+    ffn: str = "inductor"
 
     def key(self) -> str:
         return (
             f"{self.attn}/{self.compile}/{self.optim}/{self.weights}/"
-            f"{'graphs' if self.graphs else 'eager-launch'}/b{self.batch}/{self.proj}/{self.mode}"
+            f"{'graphs' if self.graphs else 'eager-launch'}/b{self.batch}/{self.proj}/{self.mode}/{self.ffn}"
         )
 
     def label(self) -> str:
@@ -92,6 +102,7 @@ class Config:
             ATTN_LABELS[self.attn],
             COMPILE_LABELS[self.compile] + (f" ({MODE_LABELS[self.mode]})" if MODE_LABELS[self.mode] else ""),
             "fused q/k/v and cross k/v projections" if self.proj == "fused" else None,
+            "FFN GEMMs with GELU epilogues (quack)" if self.ffn == "quack" else None,
             (
                 "fused AdamW writing bf16 weights"
                 + (" overlapped with the backward" if self.optim == "overlap" else "")
@@ -155,6 +166,10 @@ class Linears:
         """The projections `names` of `block` applied to one input `x`, one GEMM each."""
         return [self(getattr(block, n), x) for n in names]
 
+    def weights(self, lin: nn.Module) -> tuple:
+        """(weight, bias) the forward uses for `lin`: the bf16 copies, or the fp32 masters."""
+        return (lin.w16, lin.b16) if self.bf16 else (lin.weight, lin.bias)
+
 
 class FusedLinears(Linears):
     """bf16 copies as `Linears(bf16=True)`, except that the projections of one input run as one
@@ -176,9 +191,108 @@ class FusedLinears(Linears):
 
 OWN = Linears()
 
+_GELU_C = math.sqrt(2.0 / math.pi)
 
-def block_forward(block: nn.Module, x, c, t6, impl: str, lin: Linears = OWN):
-    """reference_workload.Block.forward with the attention implementation and the weights' source as arguments."""
+
+def _gelu_tanh_grad(pre: torch.Tensor) -> torch.Tensor:
+    """d/dx of F.gelu(x, approximate="tanh"), in fp32 (the CPU path of `ledger::gemm_dgelu`)."""
+    x = pre.float()
+    t = torch.tanh(_GELU_C * (x + 0.044715 * x**3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_C * (1 + 3 * 0.044715 * x * x)
+
+
+@torch.library.custom_op("ledger::gemm_gelu", mutates_args=())
+def gemm_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x @ w.T + b, its tanh-GELU) for x (M, K), w (N, K), b (N,): on CUDA one quack GEMM whose
+    epilogue adds the bias in fp32, stores the pre-activation and the GELU of it (bf16)."""
+    if x.is_cuda:
+        from quack.gemm_interface import gemm_act
+
+        pre, post = gemm_act(
+            x.contiguous(), w.contiguous().T, bias=b, activation="gelu_tanh_approx", store_preact=True, tuned=False
+        )
+        return pre, post
+    pre = F.linear(x, w, b)
+    return pre, F.gelu(pre, approximate="tanh")
+
+
+@gemm_gelu.register_fake
+def _(x, w, b):
+    return x.new_empty((x.shape[0], w.shape[0])), x.new_empty((x.shape[0], w.shape[0]))
+
+
+@torch.library.custom_op("ledger::gemm_dgelu", mutates_args=())
+def gemm_dgelu(dout: torch.Tensor, w: torch.Tensor, pre: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """((dout @ w) * GELU'(pre), GELU(pre)) for dout (M, N), w (N, K), pre (M, K): the input gradient
+    of a linear that follows a tanh-GELU, and the activation recomputed for the linear's weight
+    gradient; on CUDA one quack GEMM with both in its epilogue."""
+    if dout.is_cuda:
+        from quack.gemm_interface import gemm_dact
+
+        dpre, post = gemm_dact(
+            dout.contiguous(), w.contiguous(), pre.contiguous(), activation="gelu_tanh_approx", tuned=False
+        )
+        return dpre, post
+    dpre = (dout.float() @ w.float()) * _gelu_tanh_grad(pre)
+    return dpre.to(pre.dtype), F.gelu(pre.float(), approximate="tanh").to(pre.dtype)
+
+
+@gemm_dgelu.register_fake
+def _(dout, w, pre):
+    return torch.empty_like(pre), torch.empty_like(pre)
+
+
+def _linear_flop(x_shape, w_shape, *args, **kwargs) -> int:
+    return 2 * math.prod(x_shape[:-1]) * x_shape[-1] * w_shape[0]
+
+
+def _dgelu_flop(dout_shape, w_shape, *args, **kwargs) -> int:
+    return 2 * math.prod(dout_shape[:-1]) * w_shape[0] * w_shape[1]
+
+
+# FlopCounterMode counts the two GEMMs as the aten linear they replace (2*M*K*N each).
+register_flop_formula(torch.ops.ledger.gemm_gelu)(_linear_flop)
+register_flop_formula(torch.ops.ledger.gemm_dgelu)(_dgelu_flop)
+
+
+class QuackFFN(torch.autograd.Function):
+    """ff2(gelu_tanh(ff1(h))) with the GELU inside the GEMMs (`ledger::gemm_gelu` forward,
+    `ledger::gemm_dgelu` for ff2's input gradient); inputs in one dtype (bf16 under autocast).
+    Saved: h, the pre-activation and both weights (the activation is recomputed by the
+    backward GEMM's epilogue, as Inductor's partitioner recomputes it)."""
+
+    @staticmethod
+    def forward(ctx, h, w1, b1, w2, b2):
+        x = h.reshape(-1, h.shape[-1])
+        pre, post = torch.ops.ledger.gemm_gelu(x, w1, b1)
+        out = F.linear(post, w2, b2)
+        ctx.save_for_backward(x, w1, pre, w2)
+        return out.view(*h.shape[:-1], w2.shape[0])
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, w1, pre, w2 = ctx.saved_tensors
+        d = dout.reshape(-1, dout.shape[-1])
+        dpre, post = torch.ops.ledger.gemm_dgelu(d, w2, pre)
+        dw2 = d.t().mm(post)
+        dh = dpre.mm(w1)
+        dw1 = dpre.t().mm(x)
+        return dh.view(*dout.shape[:-1], w1.shape[1]), dw1, dpre.sum(0), dw2, d.sum(0)
+
+
+def ffn_forward(block: nn.Module, h, lin: Linears, ffn: str):
+    """The block's FFN: Inductor's GELU between two cuBLAS linears, or `QuackFFN`."""
+    if ffn != "quack":
+        return lin(block.ff2, F.gelu(lin(block.ff1, h), approximate="tanh"))
+    (w1, b1), (w2, b2) = lin.weights(block.ff1), lin.weights(block.ff2)
+    kind = h.device.type
+    dtype = torch.get_autocast_dtype(kind) if torch.is_autocast_enabled(kind) else h.dtype
+    return QuackFFN.apply(*(t.to(dtype) for t in (h, w1, b1, w2, b2)))
+
+
+def block_forward(block: nn.Module, x, c, t6, impl: str, lin: Linears = OWN, ffn: str = "inductor"):
+    """reference_workload.Block.forward with the attention implementation, the weights' source and
+    the FFN's kernels as arguments."""
     self_impl, cross_impl = self_cross(impl)
     shift_a, scale_a, gate_a, shift_f, scale_f, gate_f = (block.scale_shift[None] + t6).unbind(1)
     h = F.rms_norm(x, (x.shape[-1],)) * (1 + scale_a[:, None]) + shift_a[:, None]
@@ -192,18 +306,18 @@ def block_forward(block: nn.Module, x, c, t6, impl: str, lin: Linears = OWN):
     )
     x = x + lin(block.xo, a)
     h = F.rms_norm(x, (x.shape[-1],)) * (1 + scale_f[:, None]) + shift_f[:, None]
-    return x + gate_f[:, None] * lin(block.ff2, F.gelu(lin(block.ff1, h), approximate="tanh"))
+    return x + gate_f[:, None] * ffn_forward(block, h, lin, ffn)
 
 
 class BlockRunner(nn.Module):
     """Runs one reference block with a chosen attention; holds no parameters of its own."""
 
-    def __init__(self, block: nn.Module, impl: str, lin: Linears = OWN) -> None:
+    def __init__(self, block: nn.Module, impl: str, lin: Linears = OWN, ffn: str = "inductor") -> None:
         super().__init__()
-        self.block, self.impl, self.lin = block, impl, lin
+        self.block, self.impl, self.lin, self.ffn = block, impl, lin, ffn
 
     def forward(self, x, c, t6):
-        return block_forward(self.block, x, c, t6, self.impl, self.lin)
+        return block_forward(self.block, x, c, t6, self.impl, self.lin, self.ffn)
 
 
 def model_forward(model: DiT, runners, latents, text, t, lin: Linears = OWN):
@@ -471,7 +585,7 @@ class Workload:
 
     def _body(self, cfg: Config):
         lin, bf16_opt = self.copies_for(cfg)
-        runners = [BlockRunner(b, cfg.attn, lin) for b in self.model.blocks]
+        runners = [BlockRunner(b, cfg.attn, lin, cfg.ffn) for b in self.model.blocks]
         how = COMPILE_MODES[cfg.mode]
         if cfg.compile == "blocks":
             runners = [torch.compile(r, dynamic=False, **how) for r in runners]

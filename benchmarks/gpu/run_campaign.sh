@@ -23,6 +23,10 @@
 #                                                  # attention fwd/bwd), the optimizer overlapped with the
 #                                                  # backward, cuDNN cross-attention again, then the re-gate;
 #                                                  # health from NVML read every 0.5 s through every timed arm
+#   bash benchmarks/gpu/run_campaign.sh h31 --deadline-s 540   # issue #27, seventh round, from h30's configuration:
+#                                                  # the FFN's GEMMs timed cuBLAS against quack, then the FFN's
+#                                                  # tanh-GELU and its derivative in quack GEMMs' epilogues
+#                                                  # (ffn-quack), then the re-gate (quack ships with flash-attn 4)
 #
 # WHEELS (default .whl) is the part of what benchmarks/gpu/fetch_wheels.sh wrote that this call
 # carries (.whl/call-1, then .whl/call-2); install_wheels.sh stashes what arrives in /tmp and installs flash-attn 4
@@ -40,9 +44,9 @@ source "$ROOT/benchmarks/gpu/install_wheels.sh" "${WHEELS:-$ROOT/.whl}"
 if [ "$PHASE" != base ] && [ "$FA4_READY" != 1 ]; then
   echo "flash-attn 4 is not installed on this machine (a part is missing): the $PHASE phase records FA4 as failed"
 fi
-# Phases h27 to h30 step at batch 8 and 12 in one process: expandable segments keep the caching
+# Phases h27 to h31 step at batch 8 and 12 in one process: expandable segments keep the caching
 # allocator's blocks from fragmenting between the arms (every arm of a sandwich runs under it).
-case "$PHASE" in h27|h28|h29|h30) export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}";; esac
+case "$PHASE" in h27|h28|h29|h30|h31) export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}";; esac
 echo "commit $(git -C "$ROOT" log -1 --format=%h 2>/dev/null || echo unknown)"
 # The device's copy of the tree may carry stale git history: the driver files' sha256 say which commit ran.
 (cd "$ROOT" && sha256sum benchmarks/gpu/*.py benchmarks/gpu/*.sh src/ledger/collectors/flash.py \
