@@ -247,7 +247,8 @@ def kernels_section(c: Campaign) -> list[str]:
         table.setdefault((key[0], key[1]), {"fwd": [], "bwd": []})[key[2]].append(f"{m.median:.0f}")
     for (impl, s), v in sorted(table.items(), key=lambda kv: (kv[0][1] != "4290x4290", kv[0][1], kv[0][0])):
         out.append(f"| {impl} | {s} | {' / '.join(v['fwd'])} | {' / '.join(v['bwd'])} |")
-    queued = [m for m in c.probes if "queued behind a GPU spin" in (m.title or "")]
+    queued = [m for m in c.probes if "queued behind a GPU spin" in (m.title or "") and m.metric != "gemm_tflops"]
+    gemms = [m for m in c.probes if m.metric == "gemm_tflops" and m.median is not None]
     if queued:
         out += [
             "",
@@ -263,6 +264,21 @@ def kernels_section(c: Campaign) -> list[str]:
             out.append(
                 f"| {name} | {m.median:.0f} | {e.get('kernel_us_median', 0):,.0f} us | "
                 f"{e.get('host_us_per_call', 0):,.0f} us | {e.get('back_to_back_tflops_median', 0):.0f} | {_ref(m)} |"
+            )
+    if gemms:
+        out += [
+            "",
+            "The FFN's GEMMs at batch 12, cuBLAS against quack, each call queued behind a GPU spin (device time "
+            "only; 2*M*K*N per GEMM, the epilogue's GELU not counted):",
+            "",
+            "| GEMM | Implementation | TFLOP/s | Kernel time | Record |",
+            "|---|---|---:|---:|---|",
+        ]
+        for m in gemms:
+            e = m.extra or {}
+            out.append(
+                f"| {e.get('gemm')} {e.get('m')}x{e.get('k')}x{e.get('n')} | {e.get('implementation')} | "
+                f"{m.median:.0f} | {e.get('kernel_us_median', 0):,.0f} us | {_ref(m)} |"
             )
     profiles = [m for m in c.probes if m.metric == "optimizer_step_time"]
     if profiles:
@@ -380,7 +396,7 @@ One device call carries at most 64 MiB with the repository's tree, so flash-attn
 warm machine: carry `.whl/call-1` and run `WHEELS=.whl/call-1 bash benchmarks/gpu/run_campaign.sh stash`,
 then at once carry `.whl/call-2` and run the phase, e.g.
 `WHEELS=.whl/call-2 bash benchmarks/gpu/run_campaign.sh h29 --deadline-s 500`. The phases (`base`, `fa4`,
-`h27`, `h28`, `h29`, `h30`) are listed in `benchmarks/gpu/run_campaign.sh`; each writes `campaign-PHASE.json` and
+`h27`, `h28`, `h29`, `h30`, `h31`) are listed in `benchmarks/gpu/run_campaign.sh`; each writes `campaign-PHASE.json` and
 its stdout under `$OUT`. Then, here:
 
 ```bash

@@ -136,6 +136,8 @@ def attention_timing(shape, device: torch.device, say, batches=(2, 8), repeats: 
 
 
 FAMILIES = [
+    # quack's CuTe DSL GEMMs (phase h31's FFN) are named kernel_cutlass_kernel_quack...: matmuls, not attention.
+    ("matmul", re.compile(r"quack", re.I)),
     ("attention (flash-attn 4)", re.compile(r"flash|FlashAttention|fmha_?sm90|kernel_cutlass", re.I)),
     ("attention (cuDNN)", re.compile(r"cudnn|fmha|sdpa", re.I)),
     ("optimizer", re.compile(r"adam|multi_tensor", re.I)),
